@@ -1,0 +1,79 @@
+package io.switchboard;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.config.Settings;
+import io.switchboard.permission.PermissionRoom;
+import io.switchboard.store.StoreRoom;
+import io.switchboard.web.WebRoom;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.ThreadingModel;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deploys the rooms in dependency order (store, permission, web) and stops them in the order the
+ * permission promise needs: the pending table is cancelled first, while the store can still record
+ * it, then the surfaces and agents go, and the database closes last.
+ */
+public final class Gateway {
+  private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+
+  private final Vertx vertx;
+  private final Settings settings;
+  private final Deque<String> deployed = new ArrayDeque<>();
+  private WebRoom web;
+
+  public Gateway(Vertx vertx, Settings settings) {
+    this.vertx = vertx;
+    this.settings = settings;
+  }
+
+  /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
+  public Future<Gateway> start() {
+    web = new WebRoom(settings.http());
+    return deploy(new StoreRoom(settings.databaseFile()))
+        .compose(v -> deploy(new PermissionRoom()))
+        .compose(v -> deploy(web))
+        .map(v -> this)
+        .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));
+  }
+
+  public int port() {
+    return web.boundPort();
+  }
+
+  /** Cancels pending permissions (ledger first), then undeploys the rooms in reverse order. */
+  public Future<Void> stop() {
+    Future<?> cancelled = deployed.isEmpty() ? Future.succeededFuture()
+        : vertx.eventBus().request(Addresses.PERMISSION_SHUTDOWN, new JsonObject(),
+                new DeliveryOptions().setSendTimeout(10_000))
+            .onSuccess(m -> log.info("stopping: {} pending permission requests cancelled",
+                ((JsonObject) m.body()).getInteger("cancelled")))
+            .onFailure(err -> log.error("stopping: could not cancel the pending permission requests", err));
+    return cancelled.transform(x -> stopRooms());
+  }
+
+  private Future<Void> deploy(io.vertx.core.Deployable room) {
+    return vertx.deployVerticle(room, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP))
+        .map(id -> {
+          deployed.push(id);
+          return null;
+        });
+  }
+
+  private Future<Void> stopRooms() {
+    if (deployed.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    String id = deployed.pop();
+    return vertx.undeploy(id)
+        .onFailure(err -> log.error("a room failed to stop cleanly", err))
+        .transform(x -> stopRooms());
+  }
+}

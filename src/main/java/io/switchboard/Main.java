@@ -1,0 +1,182 @@
+package io.switchboard;
+
+import io.switchboard.cli.CommandLine;
+import io.switchboard.cli.UsageException;
+import io.switchboard.config.AccessToken;
+import io.switchboard.config.ConfigException;
+import io.switchboard.config.Settings;
+import io.switchboard.config.SettingsLoader;
+import io.switchboard.logging.LogSetup;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+
+/** The launcher: parses the command line, loads the settings, and runs a subcommand. */
+public final class Main {
+  static final int OK = 0;
+  static final int FAILED = 1;
+  static final int BAD_USAGE = 2;
+
+  private final Map<String, String> env;
+  private final PrintStream out;
+  private final PrintStream err;
+
+  Main(Map<String, String> env, PrintStream out, PrintStream err) {
+    this.env = env;
+    this.out = out;
+    this.err = err;
+  }
+
+  public static void main(String[] args) {
+    int code = new Main(System.getenv(), System.out, System.err).run(args);
+    if (code != OK) {
+      System.exit(code);
+    }
+  }
+
+  /** Runs a subcommand; for {@code serve} it returns once the gateway is up and leaves it running. */
+  int run(String[] args) {
+    CommandLine cli;
+    try {
+      cli = CommandLine.parse(Arrays.asList(args));
+    } catch (UsageException e) {
+      err.println("switchboard: " + e.getMessage());
+      err.println("Run with --help for usage.");
+      return BAD_USAGE;
+    }
+    switch (cli.command()) {
+      case HELP -> {
+        out.print(CommandLine.USAGE);
+        return OK;
+      }
+      case VERSION -> {
+        out.println("switchboard " + version());
+        return OK;
+      }
+      default -> { }
+    }
+    SettingsLoader.Loaded loaded;
+    try {
+      loaded = SettingsLoader.load(env, cli.flags());
+    } catch (ConfigException e) {
+      err.println("switchboard: configuration error: " + e.getMessage());
+      return BAD_USAGE;
+    }
+    Settings settings = loaded.settings();
+    LogSetup.configure(settings.logFormat());
+    return switch (cli.command()) {
+      case TOKEN -> token(settings, cli.rotate());
+      default -> serve(settings, loaded.source());
+    };
+  }
+
+  private int token(Settings settings, boolean rotate) {
+    AccessToken token = new AccessToken(settings.tokenFile());
+    try {
+      if (rotate) {
+        token.rotate();
+        err.println("switchboard: a new access token was written to " + token.file()
+            + "; the old one no longer works once the gateway reads it (restart a running gateway)");
+      }
+      out.println(token.ensure().token());
+      return OK;
+    } catch (IOException e) {
+      err.println("switchboard: cannot use the token file " + token.file() + ": " + e.getMessage());
+      return FAILED;
+    }
+  }
+
+  private int serve(Settings settings, String source) {
+    Logger log = LoggerFactory.getLogger(Main.class);
+    AccessToken token = new AccessToken(settings.tokenFile());
+    AccessToken.Ensured ensured;
+    FileLock lock;
+    try {
+      AccessToken.ensurePrivateDirectory(settings.dataDir());
+      lock = lockDataDir(settings.dataDir());
+      if (lock == null) {
+        err.println("switchboard: another Switchboard is already running with the data directory "
+            + settings.dataDir());
+        return FAILED;
+      }
+      ensured = token.ensure();
+    } catch (IOException e) {
+      err.println("switchboard: cannot prepare the data directory " + settings.dataDir() + ": " + e.getMessage());
+      return FAILED;
+    }
+
+    log.info("Switchboard {} starting with {} (data in {})", version(), source, settings.dataDir());
+    Vertx vertx = Vertx.vertx();
+    Gateway gateway;
+    try {
+      gateway = new Gateway(vertx, settings).start().await(60, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      String why = e.getMessage() == null ? e.toString() : e.getMessage();
+      err.println("switchboard: failed to start: " + why);
+      log.error("start-up failed", e);
+      vertx.close();
+      return FAILED;
+    }
+
+    String host = settings.http().host().contains(":") ? "[" + settings.http().host() + "]" : settings.http().host();
+    out.println("Switchboard " + version() + " listening on http://" + host + ":" + gateway.port()
+        + "/ (access token in " + token.file() + ")");
+    if (ensured.created()) {
+      out.println("A new access token was created (shown this once): " + ensured.token());
+    }
+    out.flush();
+
+    CountDownLatch stopping = new CountDownLatch(1);
+    Runnable stop = () -> {
+      if (stopping.getCount() == 0) {
+        return;
+      }
+      stopping.countDown();
+      log.info("stopping");
+      int code = OK;
+      try {
+        gateway.stop().await(30, TimeUnit.SECONDS);
+        vertx.close().await(10, TimeUnit.SECONDS);
+        lock.release();
+        lock.channel().close();
+      } catch (Exception e) {
+        log.error("did not stop cleanly", e);
+        code = FAILED;
+      }
+      log.info("stopped");
+      System.exit(code);
+    };
+    // A graceful stop on SIGTERM/SIGINT exits 0; a JVM shutdown hook alone would exit 143.
+    for (String signal : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(signal), s -> new Thread(stop, "switchboard-stop").start());
+    }
+    return OK;
+  }
+
+  /** An exclusive lock on the data directory, or null when another process holds it. */
+  private static FileLock lockDataDir(Path dataDir) throws IOException {
+    FileChannel channel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE);
+    FileLock lock = channel.tryLock();
+    if (lock == null) {
+      channel.close();
+    }
+    return lock;
+  }
+
+  static String version() {
+    String v = Main.class.getPackage().getImplementationVersion();
+    return v == null ? "dev" : v;
+  }
+}

@@ -1,0 +1,41 @@
+package io.switchboard.bus;
+
+/**
+ * Every event-bus address the rooms use, in one place. docs/event-bus.md documents each body.
+ *
+ * <p>Commands are request/reply and fail with an {@link ErrorCode}; facts are published.
+ */
+public final class Addresses {
+  private Addresses() {}
+
+  // permission room: commands
+  /** Register a request; the reply arrives only when the request ends (send with {@link Bus#untilEnded()}). */
+  public static final String PERMISSION_REGISTER = "sb.permission.register";
+  /** Answer a pending request from a surface. */
+  public static final String PERMISSION_ANSWER = "sb.permission.answer";
+  /** List the pending requests (cards), optionally of one thread. */
+  public static final String PERMISSION_PENDING = "sb.permission.pending";
+  /** Cancel the whole pending table (reason shutdown); replies once the ledger has it. */
+  public static final String PERMISSION_SHUTDOWN = "sb.permission.shutdown";
+  /** Counts and the age of the oldest pending request; also a liveness probe. */
+  public static final String PERMISSION_STATUS = "sb.permission.status";
+
+  // permission room: facts it publishes
+  public static final String PERMISSION_SHOWN = "sb.permission.shown";
+  public static final String PERMISSION_RESOLVED = "sb.permission.resolved";
+  public static final String PERMISSION_CANCELLED = "sb.permission.cancelled";
+
+  // facts other rooms publish and the permission room hears
+  public static final String SURFACE_CLOSED = "sb.surface.closed";
+  public static final String SESSION_CANCELLED = "sb.session.cancelled";
+  public static final String AGENT_EXITED = "sb.agent.exited";
+
+  // store room: commands
+  public static final String STORE_LEDGER_APPEND = "sb.store.ledger.append";
+  public static final String STORE_LEDGER_END = "sb.store.ledger.end";
+  public static final String STORE_LEDGER_NOTE = "sb.store.ledger.note";
+  public static final String STORE_LEDGER_VOID_PENDING = "sb.store.ledger.void-pending";
+  public static final String STORE_LEDGER_GET = "sb.store.ledger.get";
+  public static final String STORE_LEDGER_LIST = "sb.store.ledger.list";
+  public static final String STORE_HEALTH = "sb.store.health";
+}

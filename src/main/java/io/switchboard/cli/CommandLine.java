@@ -1,0 +1,94 @@
+package io.switchboard.cli;
+
+import io.switchboard.config.SettingsLoader.Override;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/** The parsed command line: which subcommand, and the setting overrides given as flags. */
+public record CommandLine(Command command, boolean rotate, Map<Override, String> flags) {
+
+  public enum Command { SERVE, TOKEN, HELP, VERSION }
+
+  public static final String USAGE = """
+      Usage: java -jar switchboard.jar [serve] [options]
+             java -jar switchboard.jar token [--rotate] [options]
+             java -jar switchboard.jar --help | --version
+
+      Switchboard drives ACP coding agents from a browser chat and IM apps, and lets you
+      approve or deny their tool calls from whichever surface is at hand.
+
+      Subcommands:
+        serve              run the gateway (the default)
+        token              print the access token (created if missing)
+        token --rotate     replace the access token with a new one
+
+      Options (each also SWITCHBOARD_<NAME> in the environment and a key in the config file):
+        --config FILE      configuration file (default: conf/switchboard.json if present)
+        --data-dir DIR     where the database, token and workspaces live (default: ./data)
+        --host H           address to listen on (default: 127.0.0.1)
+        --port N           port to listen on; 0 picks a free one and prints it (default: 8080)
+        --log-format F     text or json (default: text)
+
+      Exit codes: 0 clean stop, 2 bad usage or configuration, 1 anything else.
+      """;
+
+  /** Parses argv; a {@link UsageException} names the argument that is wrong. */
+  public static CommandLine parse(List<String> args) throws UsageException {
+    Command command = null;
+    boolean rotate = false;
+    Map<Override, String> flags = new EnumMap<>(Override.class);
+    for (int i = 0; i < args.size(); i++) {
+      String arg = args.get(i);
+      if (arg.equals("--help") || arg.equals("-h")) {
+        return new CommandLine(Command.HELP, false, flags);
+      }
+      if (arg.equals("--version") || arg.equals("-V")) {
+        return new CommandLine(Command.VERSION, false, flags);
+      }
+      if (arg.equals("--rotate")) {
+        rotate = true;
+        continue;
+      }
+      if (arg.startsWith("--")) {
+        String name = arg.substring(2);
+        String value = null;
+        int eq = name.indexOf('=');
+        if (eq >= 0) {
+          value = name.substring(eq + 1);
+          name = name.substring(0, eq);
+        }
+        Override o = Override.byFlag(name);
+        if (o == null) {
+          throw new UsageException("--" + name, "unknown option");
+        }
+        if (value == null) {
+          if (i + 1 >= args.size() || args.get(i + 1).startsWith("--")) {
+            throw new UsageException(arg, "needs a value");
+          }
+          value = args.get(++i);
+        }
+        if (flags.containsKey(o)) {
+          throw new UsageException("--" + name, "given twice");
+        }
+        flags.put(o, value);
+        continue;
+      }
+      if (command != null) {
+        throw new UsageException(arg, "unexpected argument");
+      }
+      command = switch (arg) {
+        case "serve" -> Command.SERVE;
+        case "token" -> Command.TOKEN;
+        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token)");
+      };
+    }
+    if (command == null) {
+      command = Command.SERVE;
+    }
+    if (rotate && command != Command.TOKEN) {
+      throw new UsageException("--rotate", "only goes with the token subcommand");
+    }
+    return new CommandLine(command, rotate, flags);
+  }
+}

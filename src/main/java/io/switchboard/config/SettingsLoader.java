@@ -1,0 +1,413 @@
+package io.switchboard.config;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Builds {@link Settings} from the built-in defaults, then the config file, then
+ * {@code SWITCHBOARD_*} environment variables, then command-line flags (later wins). Anything
+ * unknown or malformed is a {@link ConfigException} naming the key, the variable or the flag.
+ */
+public final class SettingsLoader {
+
+  /** The file used when no {@code --config} is given, if it exists (relative to the working directory). */
+  public static final Path DEFAULT_CONFIG = Path.of("conf", "switchboard.json");
+
+  /** The overrides a flag or an environment variable may set, by their flag name. */
+  public enum Override {
+    CONFIG("config"), DATA_DIR("data-dir"), HOST("host"), PORT("port"), LOG_FORMAT("log-format");
+
+    public final String flag;
+
+    Override(String flag) {
+      this.flag = flag;
+    }
+
+    public String envName() {
+      return "SWITCHBOARD_" + flag.toUpperCase().replace('-', '_');
+    }
+
+    public static Override byFlag(String flag) {
+      for (Override o : values()) {
+        if (o.flag.equals(flag)) {
+          return o;
+        }
+      }
+      return null;
+    }
+  }
+
+  private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+  private static final Pattern ORIGIN = Pattern.compile("https?://[^/\\s]+");
+  private static final Set<String> BUILTIN_AGENTS = Set.of("demo");
+  private static final Set<String> DIALECTS = Set.of("acp", "vibearound");
+
+  /** The configuration used when there is no file; conf/switchboard.json documents the same. */
+  public static JsonObject defaults() {
+    return new JsonObject()
+        .put("http", new JsonObject().put("host", "127.0.0.1").put("port", 8080)
+            .put("allowedOrigins", new JsonArray()).put("publicMetrics", false))
+        .put("dataDir", "./data")
+        .put("defaultAgent", "demo")
+        .put("agents", new JsonArray().add(new JsonObject()
+            .put("id", "demo").put("name", "Demo agent").put("builtin", "demo")))
+        .put("plugins", new JsonArray())
+        .put("logFormat", "text");
+  }
+
+  /** Where the settings came from, for messages: the file read, or "built-in defaults". */
+  public record Loaded(Settings settings, String source) {}
+
+  /**
+   * @param env the process environment (only {@code SWITCHBOARD_*} names are read)
+   * @param flags values given on the command line, by override
+   */
+  public static Loaded load(Map<String, String> env, Map<Override, String> flags) throws ConfigException {
+    Map<Override, String> fromEnv = new LinkedHashMap<>();
+    for (Map.Entry<String, String> e : env.entrySet()) {
+      if (!e.getKey().startsWith("SWITCHBOARD_")) {
+        continue;
+      }
+      Override match = null;
+      for (Override o : Override.values()) {
+        if (o.envName().equals(e.getKey())) {
+          match = o;
+        }
+      }
+      if (match == null) {
+        throw new ConfigException(e.getKey(), "unknown environment variable (known: "
+            + String.join(", ", envNames()) + ")");
+      }
+      fromEnv.put(match, e.getValue());
+    }
+
+    JsonObject tree = defaults();
+    String source = "built-in defaults";
+    Path file = null;
+    if (flags.containsKey(Override.CONFIG)) {
+      file = Path.of(flags.get(Override.CONFIG));
+    } else if (fromEnv.containsKey(Override.CONFIG)) {
+      file = Path.of(fromEnv.get(Override.CONFIG));
+    }
+    if (file != null && !Files.isRegularFile(file)) {
+      throw new ConfigException(file.toString(), "config file not found");
+    }
+    if (file == null && Files.isRegularFile(DEFAULT_CONFIG)) {
+      file = DEFAULT_CONFIG;
+    }
+    if (file != null) {
+      source = file.toString();
+      JsonObject fromFile = readFile(file);
+      fromFile.forEach(e -> {
+        Object base = tree.getValue(e.getKey());
+        if (base instanceof JsonObject baseObject && e.getValue() instanceof JsonObject over) {
+          tree.put(e.getKey(), baseObject.copy().mergeIn(over));
+        } else {
+          tree.put(e.getKey(), e.getValue());
+        }
+      });
+    }
+    applyOverrides(tree, fromEnv, true);
+    applyOverrides(tree, flags, false);
+    return new Loaded(parse(tree), source);
+  }
+
+  private static List<String> envNames() {
+    List<String> names = new ArrayList<>();
+    for (Override o : Override.values()) {
+      names.add(o.envName());
+    }
+    return names;
+  }
+
+  private static JsonObject readFile(Path file) throws ConfigException {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (IOException e) {
+      throw new ConfigException(file.toString(), "cannot read the config file: " + e.getMessage());
+    }
+    try {
+      return new JsonObject(text);
+    } catch (DecodeException | ClassCastException e) {
+      throw new ConfigException(file.toString(), "not a JSON object: " + firstLine(e.getMessage()));
+    }
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "unreadable";
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+
+  private static void applyOverrides(JsonObject tree, Map<Override, String> values, boolean fromEnv)
+      throws ConfigException {
+    for (Map.Entry<Override, String> e : values.entrySet()) {
+      String name = fromEnv ? e.getKey().envName() : "--" + e.getKey().flag;
+      String value = e.getValue();
+      switch (e.getKey()) {
+        case CONFIG -> { }
+        case DATA_DIR -> tree.put("dataDir", nonBlank(name, value));
+        case HOST -> tree.getJsonObject("http").put("host", nonBlank(name, value));
+        case PORT -> tree.getJsonObject("http").put("port", port(name, value));
+        case LOG_FORMAT -> {
+          if (!value.equals("text") && !value.equals("json")) {
+            throw new ConfigException(name, "must be text or json, got \"" + value + "\"");
+          }
+          tree.put("logFormat", value);
+        }
+        default -> throw new IllegalStateException(e.getKey().name());
+      }
+    }
+  }
+
+  private static String nonBlank(String name, String value) throws ConfigException {
+    if (value == null || value.isBlank()) {
+      throw new ConfigException(name, "must not be empty");
+    }
+    return value;
+  }
+
+  private static int port(String name, String value) throws ConfigException {
+    try {
+      int port = Integer.parseInt(value.trim());
+      if (port >= 0 && port <= 65535) {
+        return port;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new ConfigException(name, "must be a port number 0..65535 (0 picks a free port), got \"" + value + "\"");
+  }
+
+  /** Checks a merged configuration tree and turns it into settings. */
+  public static Settings parse(JsonObject tree) throws ConfigException {
+    Node root = new Node("", tree);
+    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat");
+
+    Node http = root.object("http");
+    http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics");
+    String host = http.string("host", true);
+    int port = http.integer("port", 0, 65535);
+    List<String> origins = http.strings("allowedOrigins", false);
+    for (int i = 0; i < origins.size(); i++) {
+      if (!ORIGIN.matcher(origins.get(i)).matches()) {
+        throw new ConfigException(http.key("allowedOrigins") + "[" + i + "]",
+            "must be an origin like https://chat.example.org, got \"" + origins.get(i) + "\"");
+      }
+    }
+    boolean publicMetrics = http.bool("publicMetrics");
+
+    String dataDir = root.string("dataDir", true);
+    String logFormat = root.string("logFormat", true);
+    if (!logFormat.equals("text") && !logFormat.equals("json")) {
+      throw new ConfigException("logFormat", "must be text or json, got \"" + logFormat + "\"");
+    }
+
+    List<AgentSpec> agents = new ArrayList<>();
+    Set<String> agentIds = new HashSet<>();
+    List<Node> agentNodes = root.objects("agents");
+    if (agentNodes.isEmpty()) {
+      throw new ConfigException("agents", "must list at least one agent");
+    }
+    for (Node a : agentNodes) {
+      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd");
+      String id = a.id("id");
+      if (!agentIds.add(id)) {
+        throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
+      }
+      String name = a.has("name") ? a.string("name", true) : id;
+      String builtin = a.has("builtin") ? a.string("builtin", true) : null;
+      List<String> command = a.has("command") ? a.strings("command", true) : null;
+      if ((builtin == null) == (command == null)) {
+        throw new ConfigException(a.key("command"), "an agent needs exactly one of \"builtin\" or \"command\"");
+      }
+      if (builtin != null && !BUILTIN_AGENTS.contains(builtin)) {
+        throw new ConfigException(a.key("builtin"), "unknown built-in agent \"" + builtin + "\" (known: demo)");
+      }
+      agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
+          a.has("cwd") ? a.string("cwd", true) : null));
+    }
+    String defaultAgent = root.string("defaultAgent", true);
+    if (!agentIds.contains(defaultAgent)) {
+      throw new ConfigException("defaultAgent", "names no configured agent: \"" + defaultAgent + "\"");
+    }
+
+    List<PluginSpec> plugins = new ArrayList<>();
+    Set<String> pluginIds = new HashSet<>();
+    for (Node p : root.objects("plugins")) {
+      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent");
+      String id = p.id("id");
+      if (!pluginIds.add(id)) {
+        throw new ConfigException(p.key("id"), "duplicate plugin id \"" + id + "\"");
+      }
+      String dialect = p.has("dialect") ? p.string("dialect", true) : "acp";
+      if (!DIALECTS.contains(dialect)) {
+        throw new ConfigException(p.key("dialect"), "must be acp or vibearound, got \"" + dialect + "\"");
+      }
+      String agent = p.has("agent") ? p.string("agent", true) : null;
+      if (agent != null && !agentIds.contains(agent)) {
+        throw new ConfigException(p.key("agent"), "names no configured agent: \"" + agent + "\"");
+      }
+      plugins.add(new PluginSpec(id, dialect, p.strings("command", true),
+          p.has("cwd") ? p.string("cwd", true) : null, p.env("env"),
+          p.has("config") ? p.object("config").json : null,
+          p.has("approvers") ? p.strings("approvers", false) : null, agent));
+    }
+
+    return new Settings(new Settings.Http(host, port, origins, publicMetrics), Path.of(dataDir),
+        defaultAgent, agents, plugins,
+        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT);
+  }
+
+  /** A JSON object at a key path, with typed readers that name the path in their errors. */
+  private record Node(String path, JsonObject json) {
+    String key(String name) {
+      return path.isEmpty() ? name : path + "." + name;
+    }
+
+    boolean has(String name) {
+      return json.containsKey(name) && json.getValue(name) != null;
+    }
+
+    void onlyKeys(String... known) throws ConfigException {
+      Set<String> allowed = Set.of(known);
+      for (String name : json.fieldNames()) {
+        if (!allowed.contains(name)) {
+          throw new ConfigException(key(name), "unknown key (known here: " + String.join(", ", known) + ")");
+        }
+      }
+    }
+
+    Object require(String name) throws ConfigException {
+      if (!has(name)) {
+        throw new ConfigException(key(name), "missing");
+      }
+      return json.getValue(name);
+    }
+
+    String string(String name, boolean nonEmpty) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof String s)) {
+        throw new ConfigException(key(name), "must be a string, got " + describe(v));
+      }
+      if (nonEmpty && s.isBlank()) {
+        throw new ConfigException(key(name), "must not be empty");
+      }
+      return s;
+    }
+
+    String id(String name) throws ConfigException {
+      String s = string(name, true);
+      if (!ID.matcher(s).matches()) {
+        throw new ConfigException(key(name), "must be letters, digits, '.', '_' or '-' (at most 64), got \"" + s + "\"");
+      }
+      return s;
+    }
+
+    int integer(String name, int min, int max) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < min
+          || ((Number) v).longValue() > max) {
+        throw new ConfigException(key(name), "must be an integer " + min + ".." + max + ", got " + describe(v));
+      }
+      return ((Number) v).intValue();
+    }
+
+    boolean bool(String name) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof Boolean b)) {
+        throw new ConfigException(key(name), "must be true or false, got " + describe(v));
+      }
+      return b;
+    }
+
+    Node object(String name) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof JsonObject o)) {
+        throw new ConfigException(key(name), "must be an object, got " + describe(v));
+      }
+      return new Node(key(name), o);
+    }
+
+    List<String> strings(String name, boolean nonEmpty) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof JsonArray a)) {
+        throw new ConfigException(key(name), "must be an array of strings, got " + describe(v));
+      }
+      if (nonEmpty && a.isEmpty()) {
+        throw new ConfigException(key(name), "must not be empty");
+      }
+      List<String> out = new ArrayList<>();
+      for (int i = 0; i < a.size(); i++) {
+        Object item = a.getValue(i);
+        if (!(item instanceof String s) || s.isEmpty()) {
+          throw new ConfigException(key(name) + "[" + i + "]", "must be a non-empty string, got " + describe(item));
+        }
+        out.add(s);
+      }
+      return out;
+    }
+
+    List<Node> objects(String name) throws ConfigException {
+      Object v = require(name);
+      if (!(v instanceof JsonArray a)) {
+        throw new ConfigException(key(name), "must be an array of objects, got " + describe(v));
+      }
+      List<Node> out = new ArrayList<>();
+      for (int i = 0; i < a.size(); i++) {
+        Object item = a.getValue(i);
+        if (!(item instanceof JsonObject o)) {
+          throw new ConfigException(key(name) + "[" + i + "]", "must be an object, got " + describe(item));
+        }
+        out.add(new Node(key(name) + "[" + i + "]", o));
+      }
+      return out;
+    }
+
+    Map<String, String> env(String name) throws ConfigException {
+      if (!has(name)) {
+        return Map.of();
+      }
+      Node env = object(name);
+      Map<String, String> out = new LinkedHashMap<>();
+      for (String k : env.json.fieldNames()) {
+        Object v = env.json.getValue(k);
+        if (!(v instanceof String s)) {
+          throw new ConfigException(env.key(k), "must be a string, got " + describe(v));
+        }
+        out.put(k, s);
+      }
+      return out;
+    }
+
+    private static String describe(Object v) {
+      if (v == null) {
+        return "null";
+      }
+      if (v instanceof String s) {
+        return "\"" + s + "\"";
+      }
+      if (v instanceof JsonObject) {
+        return "an object";
+      }
+      if (v instanceof JsonArray) {
+        return "an array";
+      }
+      return String.valueOf(v);
+    }
+  }
+}

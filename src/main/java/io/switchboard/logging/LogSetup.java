@@ -1,0 +1,50 @@
+package io.switchboard.logging;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.encoder.Encoder;
+import ch.qos.logback.core.encoder.LayoutWrappingEncoder;
+import io.switchboard.config.Settings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Points the logs at stderr, as text lines or one JSON object a line ({@code --log-format}). */
+public final class LogSetup {
+  private LogSetup() {}
+
+  public static void configure(Settings.LogFormat format) {
+    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+      return;
+    }
+    context.reset();
+    Encoder<ILoggingEvent> encoder;
+    if (format == Settings.LogFormat.JSON) {
+      JsonLayout layout = new JsonLayout();
+      layout.setContext(context);
+      layout.start();
+      LayoutWrappingEncoder<ILoggingEvent> wrapping = new LayoutWrappingEncoder<>();
+      wrapping.setLayout(layout);
+      encoder = wrapping;
+    } else {
+      PatternLayoutEncoder pattern = new PatternLayoutEncoder();
+      pattern.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{0} - %msg%n");
+      encoder = pattern;
+    }
+    encoder.setContext(context);
+    encoder.start();
+    ConsoleAppender<ILoggingEvent> appender = new ConsoleAppender<>();
+    appender.setContext(context);
+    appender.setName("stderr");
+    appender.setTarget("System.err");
+    appender.setEncoder(encoder);
+    appender.start();
+    ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+    root.setLevel(Level.INFO);
+    root.addAppender(appender);
+    context.getLogger("io.netty").setLevel(Level.WARN);
+    context.getLogger("io.vertx").setLevel(Level.WARN);
+  }
+}

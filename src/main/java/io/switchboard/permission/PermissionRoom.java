@@ -1,0 +1,371 @@
+package io.switchboard.permission;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The permission room: owns the table of pending permission requests and ends each exactly once.
+ *
+ * <p>Every handler runs on this verticle's own event loop, so "check the surface, then resolve" is
+ * atomic: a request leaves the table in the same step that decides its outcome, and nothing can
+ * put it back. An outcome reaches the agent (the reply to {@code sb.permission.register}) and the
+ * surfaces (a published fact) only after the ledger row recording it was committed.
+ */
+public final class PermissionRoom extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(PermissionRoom.class);
+  private static final int RECENTLY_ENDED = 10_000;
+
+  /** Reasons a request ends cancelled (docs/architecture.md, "The permission ledger"). */
+  public static final String SESSION_CANCELLED = "session-cancelled";
+  public static final String AGENT_EXITED = "agent-exited";
+  public static final String SURFACE_GONE = "surface-gone";
+  public static final String NO_SURFACE = "no-surface";
+  public static final String SHUTDOWN = "shutdown";
+  public static final String VOIDED_BY_RESTART = "voided-by-restart";
+
+  private final Map<String, Pending> pending = new LinkedHashMap<>();
+  private final Map<String, JsonObject> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, JsonObject> eldest) {
+      return size() > RECENTLY_ENDED;
+    }
+  };
+  /** Ends whose ledger write is still under way; shutdown waits for them. */
+  private final Set<Future<JsonObject>> ending = new HashSet<>();
+  private final SecureRandom random = new SecureRandom();
+  private EventBus bus;
+  private boolean closing;
+
+  /** One pending request: what was asked, who may still answer, and the agent's waiting reply. */
+  private static final class Pending {
+    final String id;
+    final Registration reg;
+    final Set<String> eligible;
+    final long createdAt;
+    final Promise<JsonObject> outcome = Promise.promise();
+    boolean shown;
+
+    Pending(String id, Registration reg, long createdAt) {
+      this.id = id;
+      this.reg = reg;
+      this.eligible = new LinkedHashSet<>(reg.eligible());
+      this.createdAt = createdAt;
+    }
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    return voidLeftovers().onSuccess(v -> {
+      bus.<JsonObject>consumer(Addresses.PERMISSION_REGISTER, this::register);
+      bus.<JsonObject>consumer(Addresses.PERMISSION_ANSWER, this::answer);
+      bus.<JsonObject>consumer(Addresses.PERMISSION_PENDING, this::listPending);
+      bus.<JsonObject>consumer(Addresses.PERMISSION_SHUTDOWN, this::shutdown);
+      bus.<JsonObject>consumer(Addresses.PERMISSION_STATUS, this::status);
+      bus.<JsonObject>consumer(Addresses.SURFACE_CLOSED, m -> surfaceClosed(m.body()));
+      bus.<JsonObject>consumer(Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
+      bus.<JsonObject>consumer(Addresses.AGENT_EXITED, m -> agentExited(m.body()));
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    if (!pending.isEmpty()) {
+      // Only a graceful shutdown (sb.permission.shutdown) ends them here; otherwise the next start voids them.
+      log.warn("{} permission requests left pending without a shutdown; the next start voids them", pending.size());
+    }
+    return Future.succeededFuture();
+  }
+
+  /** Rows still pending in the ledger belong to a process that is gone: nobody can answer them now. */
+  private Future<Void> voidLeftovers() {
+    JsonObject body = new JsonObject().put("reason", VOIDED_BY_RESTART).put("at", System.currentTimeMillis());
+    return bus.<JsonObject>request(Addresses.STORE_LEDGER_VOID_PENDING, body).map(reply -> {
+      JsonArray voided = reply.body().getJsonArray("voided");
+      for (Object o : voided) {
+        JsonObject row = (JsonObject) o;
+        log.info("permission request {} of thread {} voided by restart", row.getString("requestId"),
+            row.getString("threadId"));
+        bus.publish(Addresses.PERMISSION_CANCELLED, endedFact(row.getString("requestId"), row.getString("threadId"),
+            row.getString("sessionId"), row.getJsonObject("toolCall").getString("toolCallId"),
+            row.getJsonObject("outcome"), row.getLong("endedAt"), row.getJsonArray("eligible")));
+        recentlyEnded.put(row.getString("requestId"), row.getJsonObject("outcome"));
+      }
+      return null;
+    });
+  }
+
+  // ---- commands ----
+
+  private void register(Message<JsonObject> message) {
+    Registration reg;
+    try {
+      reg = Registration.parse(message.body());
+    } catch (IllegalArgumentException e) {
+      ErrorCode.BAD_REQUEST.fail(message, "bad permission request: " + e.getMessage());
+      return;
+    }
+    Pending p = new Pending(newId(), reg, System.currentTimeMillis());
+    pending.put(p.id, p);
+    p.outcome.future().onComplete(done ->
+        message.reply(new JsonObject().put("requestId", p.id).put("outcome", done.result())));
+    log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
+        reg.toolCallId(), p.eligible);
+
+    JsonObject row = card(p).put("agentId", reg.agentId());
+    bus.<JsonObject>request(Addresses.STORE_LEDGER_APPEND, row).onComplete(appended -> {
+      if (appended.failed()) {
+        log.error("permission request {} could not be written to the ledger", p.id, appended.cause());
+      }
+      if (!pending.containsKey(p.id)) {
+        return; // ended while the row was being written: its end state is published instead
+      }
+      if (closing) {
+        end(p, cancelled(SHUTDOWN));
+      } else if (p.eligible.isEmpty()) {
+        end(p, cancelled(NO_SURFACE));
+      } else {
+        p.shown = true;
+        bus.publish(Addresses.PERMISSION_SHOWN, card(p));
+      }
+    });
+  }
+
+  private void answer(Message<JsonObject> message) {
+    JsonObject b = message.body() == null ? new JsonObject() : message.body();
+    String id = stringField(b, "requestId");
+    String optionId = stringField(b, "optionId");
+    String surface = stringField(b, "surface");
+    Object user = b.getValue("user");
+    if (id == null || optionId == null || surface == null || (user != null && !(user instanceof String))) {
+      ErrorCode.BAD_REQUEST.fail(message, "an answer needs requestId, optionId and surface (strings), and user is a string");
+      return;
+    }
+    Pending p = pending.get(id);
+    if (p == null) {
+      answerEnded(message, id);
+      return;
+    }
+    if (!p.eligible.contains(surface)) {
+      note(p.id, "rejected", surface, (String) user, "not_eligible");
+      log.warn("permission request {} of thread {}: answer from surface {} refused, not eligible", id,
+          p.reg.threadId(), surface);
+      ErrorCode.NOT_ELIGIBLE.fail(message, "surface " + surface + " may not answer request " + id);
+      return;
+    }
+    JsonObject option = p.reg.option(optionId);
+    if (option == null) {
+      note(p.id, "rejected", surface, (String) user, "invalid_option:" + optionId);
+      ErrorCode.INVALID_OPTION.fail(message, "request " + id + " offers no option \"" + optionId + "\"");
+      return;
+    }
+    JsonObject answeredBy = new JsonObject().put("surface", surface);
+    if (user != null) {
+      answeredBy.put("user", user);
+    }
+    JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
+        .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
+    end(p, outcome).onComplete(done -> message.reply(new JsonObject().put("requestId", id).put("outcome", outcome)));
+  }
+
+  /** The request is not pending: it ended (perhaps before a restart), or it never existed. */
+  private void answerEnded(Message<JsonObject> message, String id) {
+    JsonObject outcome = recentlyEnded.get(id);
+    if (outcome != null) {
+      ErrorCode.ALREADY_ANSWERED.fail(message, alreadyAnswered(id, outcome));
+      return;
+    }
+    bus.<JsonObject>request(Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id))
+        .onSuccess(reply -> {
+          JsonObject row = reply.body().getJsonObject("request");
+          if (row == null) {
+            ErrorCode.UNKNOWN_REQUEST.fail(message, "no permission request " + id);
+          } else {
+            ErrorCode.ALREADY_ANSWERED.fail(message, alreadyAnswered(id, row.getJsonObject("outcome", new JsonObject())));
+          }
+        })
+        .onFailure(err -> ErrorCode.UNKNOWN_REQUEST.fail(message, "no pending permission request " + id));
+  }
+
+  private static String alreadyAnswered(String id, JsonObject outcome) {
+    if ("selected".equals(outcome.getString("outcome"))) {
+      return "request " + id + " was already answered: " + outcome.getString("optionId") + " from "
+          + outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface");
+    }
+    return "request " + id + " already ended: cancelled (" + outcome.getString("reason") + ")";
+  }
+
+  private void listPending(Message<JsonObject> message) {
+    String threadId = message.body() == null ? null : message.body().getString("threadId");
+    JsonArray cards = new JsonArray();
+    for (Pending p : pending.values()) {
+      if (p.shown && (threadId == null || threadId.equals(p.reg.threadId()))) {
+        cards.add(card(p));
+      }
+    }
+    message.reply(new JsonObject().put("requests", cards));
+  }
+
+  private void status(Message<JsonObject> message) {
+    Long oldest = pending.values().stream().map(p -> p.createdAt).min(Long::compare).orElse(null);
+    message.reply(new JsonObject().put("pending", pending.size()).put("oldestCreatedAt", oldest)
+        .put("closing", closing));
+  }
+
+  /** Cancels the whole table (reason shutdown) and replies once every end is in the ledger. */
+  private void shutdown(Message<JsonObject> message) {
+    closing = true;
+    List<Pending> all = new ArrayList<>(pending.values());
+    for (Pending p : all) {
+      end(p, cancelled(SHUTDOWN));
+    }
+    log.info("shutdown: {} pending permission requests cancelled", all.size());
+    Future.join(new ArrayList<>(ending)).onComplete(done ->
+        message.reply(new JsonObject().put("cancelled", all.size())));
+  }
+
+  // ---- facts ----
+
+  private void surfaceClosed(JsonObject fact) {
+    String surface = fact == null ? null : stringField(fact, "surface");
+    if (surface == null) {
+      log.warn("ignored a surface-closed fact without a surface: {}", fact);
+      return;
+    }
+    for (Pending p : new ArrayList<>(pending.values())) {
+      if (p.eligible.remove(surface)) {
+        note(p.id, "surface_removed", surface, null, null);
+        if (p.eligible.isEmpty()) {
+          end(p, cancelled(SURFACE_GONE));
+        }
+      }
+    }
+  }
+
+  private void sessionCancelled(JsonObject fact) {
+    String threadId = fact == null ? null : stringField(fact, "threadId");
+    String sessionId = fact == null ? null : stringField(fact, "sessionId");
+    if (threadId == null || sessionId == null) {
+      log.warn("ignored a session-cancelled fact without threadId and sessionId: {}", fact);
+      return;
+    }
+    endAll(p -> p.reg.threadId().equals(threadId) && p.reg.sessionId().equals(sessionId), SESSION_CANCELLED);
+  }
+
+  private void agentExited(JsonObject fact) {
+    String threadId = fact == null ? null : stringField(fact, "threadId");
+    if (threadId == null) {
+      log.warn("ignored an agent-exited fact without threadId: {}", fact);
+      return;
+    }
+    String sessionId = stringField(fact, "sessionId");
+    endAll(p -> p.reg.threadId().equals(threadId) && (sessionId == null || p.reg.sessionId().equals(sessionId)),
+        AGENT_EXITED);
+  }
+
+  private void endAll(Predicate<Pending> which, String reason) {
+    for (Pending p : new ArrayList<>(pending.values())) {
+      if (which.test(p)) {
+        end(p, cancelled(reason));
+      }
+    }
+  }
+
+  // ---- the one transition out of PENDING ----
+
+  /**
+   * Ends a pending request: it leaves the table now (so any later answer is "already answered"),
+   * then the ledger records the outcome, then the agent and the surfaces learn it.
+   */
+  private Future<JsonObject> end(Pending p, JsonObject outcome) {
+    if (pending.remove(p.id) == null) {
+      throw new IllegalStateException("request " + p.id + " ended twice");
+    }
+    recentlyEnded.put(p.id, outcome);
+    long endedAt = System.currentTimeMillis();
+    boolean selected = "selected".equals(outcome.getString("outcome"));
+    JsonObject answeredBy = outcome.getJsonObject("answeredBy", new JsonObject());
+    JsonObject ledger = new JsonObject().put("requestId", p.id)
+        .put("state", selected ? "selected" : "cancelled")
+        .put("optionId", outcome.getString("optionId"))
+        .put("optionKind", outcome.getString("kind"))
+        .put("reason", outcome.getString("reason"))
+        .put("surface", answeredBy.getString("surface"))
+        .put("user", answeredBy.getString("user"))
+        .put("endedAt", endedAt);
+    JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
+        new JsonArray(p.reg.eligibleList()));
+    Future<JsonObject> done = bus.<JsonObject>request(Addresses.STORE_LEDGER_END, ledger)
+        .onFailure(err -> log.error("permission request {}: the ledger could not record its end ({})", p.id,
+            err.getMessage()))
+        .transform(written -> {
+          // The human's answer (or the cancellation) must reach the agent even if the disk failed.
+          p.outcome.complete(outcome);
+          bus.publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, fact);
+          return Future.succeededFuture(fact);
+        });
+    if (selected) {
+      log.info("permission request {} of thread {} answered {} ({}) from surface {}", p.id, p.reg.threadId(),
+          outcome.getString("optionId"), outcome.getString("kind"), answeredBy.getString("surface"));
+    } else {
+      log.info("permission request {} of thread {} cancelled: {}", p.id, p.reg.threadId(), outcome.getString("reason"));
+    }
+    ending.add(done);
+    done.onComplete(x -> ending.remove(done));
+    return done;
+  }
+
+  private void note(String requestId, String event, String surface, String user, String detail) {
+    bus.request(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId)
+            .put("event", event).put("surface", surface).put("user", user).put("detail", detail)
+            .put("at", System.currentTimeMillis()))
+        .onFailure(err -> log.error("permission request {}: could not note {} in the ledger", requestId, event, err));
+  }
+
+  private static JsonObject cancelled(String reason) {
+    return new JsonObject().put("outcome", "cancelled").put("reason", reason);
+  }
+
+  private static JsonObject card(Pending p) {
+    return new JsonObject().put("requestId", p.id).put("threadId", p.reg.threadId())
+        .put("sessionId", p.reg.sessionId()).put("toolCall", p.reg.toolCall().copy())
+        .put("options", p.reg.options().copy()).put("eligible", new JsonArray(new ArrayList<>(p.eligible)))
+        .put("createdAt", p.createdAt);
+  }
+
+  private static JsonObject endedFact(String id, String threadId, String sessionId, String toolCallId,
+                                      JsonObject outcome, long endedAt, JsonArray surfaces) {
+    return new JsonObject().put("requestId", id).put("threadId", threadId).put("sessionId", sessionId)
+        .put("toolCallId", toolCallId).put("outcome", outcome.copy()).put("endedAt", endedAt)
+        .put("surfaces", surfaces);
+  }
+
+  private String newId() {
+    byte[] bytes = new byte[16];
+    random.nextBytes(bytes);
+    return "pr_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+
+  private static String stringField(JsonObject b, String field) {
+    return b.getValue(field) instanceof String s && !s.isEmpty() ? s : null;
+  }
+}

@@ -1,0 +1,95 @@
+package io.switchboard.permission;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A checked {@code sb.permission.register} body: which thread and ACP session ask, the tool call,
+ * the agent's own options, and the surfaces that may answer.
+ */
+record Registration(String threadId, String sessionId, String agentId, JsonObject toolCall,
+                    JsonArray options, Set<String> eligible) {
+
+  static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
+
+  /** Parses and checks a body; the exception's message names the field that is wrong. */
+  static Registration parse(JsonObject body) {
+    if (body == null) {
+      throw new IllegalArgumentException("the body is missing");
+    }
+    String threadId = text(body, "threadId");
+    String sessionId = text(body, "sessionId");
+    Object agent = body.getValue("agentId");
+    if (agent != null && !(agent instanceof String)) {
+      throw new IllegalArgumentException("agentId must be a string");
+    }
+    if (!(body.getValue("toolCall") instanceof JsonObject toolCall)) {
+      throw new IllegalArgumentException("toolCall must be an object");
+    }
+    if (!(toolCall.getValue("toolCallId") instanceof String id) || id.isEmpty()) {
+      throw new IllegalArgumentException("toolCall.toolCallId must be a non-empty string");
+    }
+    if (!(body.getValue("options") instanceof JsonArray options) || options.isEmpty()) {
+      throw new IllegalArgumentException("options must be a non-empty array");
+    }
+    Set<String> optionIds = new HashSet<>();
+    for (int i = 0; i < options.size(); i++) {
+      if (!(options.getValue(i) instanceof JsonObject option)) {
+        throw new IllegalArgumentException("options[" + i + "] must be an object");
+      }
+      if (!(option.getValue("optionId") instanceof String optionId) || optionId.isEmpty()) {
+        throw new IllegalArgumentException("options[" + i + "].optionId must be a non-empty string");
+      }
+      if (!optionIds.add(optionId)) {
+        throw new IllegalArgumentException("options[" + i + "].optionId \"" + optionId + "\" is offered twice");
+      }
+      if (!(option.getValue("name") instanceof String)) {
+        throw new IllegalArgumentException("options[" + i + "].name must be a string");
+      }
+      if (!OPTION_KINDS.contains(option.getValue("kind"))) {
+        throw new IllegalArgumentException("options[" + i + "].kind must be one of " + OPTION_KINDS);
+      }
+    }
+    if (!(body.getValue("eligible") instanceof JsonArray surfaces)) {
+      throw new IllegalArgumentException("eligible must be an array of surface ids");
+    }
+    Set<String> eligible = new LinkedHashSet<>();
+    for (int i = 0; i < surfaces.size(); i++) {
+      if (!(surfaces.getValue(i) instanceof String s) || s.isEmpty()) {
+        throw new IllegalArgumentException("eligible[" + i + "] must be a non-empty string");
+      }
+      eligible.add(s);
+    }
+    return new Registration(threadId, sessionId, (String) agent, toolCall.copy(), options.copy(), eligible);
+  }
+
+  /** The option the agent offered with this id, or null. */
+  JsonObject option(String optionId) {
+    for (Object o : options) {
+      JsonObject option = (JsonObject) o;
+      if (option.getString("optionId").equals(optionId)) {
+        return option;
+      }
+    }
+    return null;
+  }
+
+  String toolCallId() {
+    return toolCall.getString("toolCallId");
+  }
+
+  List<String> eligibleList() {
+    return List.copyOf(eligible);
+  }
+
+  private static String text(JsonObject body, String field) {
+    if (!(body.getValue(field) instanceof String s) || s.isEmpty()) {
+      throw new IllegalArgumentException(field + " must be a non-empty string");
+    }
+    return s;
+  }
+}

@@ -1,0 +1,52 @@
+package io.switchboard.store;
+
+import java.util.List;
+
+/**
+ * The schema, as an ordered list of versions. Version N's statements run once, in one transaction,
+ * when the database's {@code user_version} is below N. Later issues append versions; never edit one
+ * that has shipped.
+ */
+final class Migrations {
+  private Migrations() {}
+
+  static final List<List<String>> VERSIONS = List.of(
+      // 1: the permission ledger (one row per request, its end state) and its audit events
+      List.of(
+          """
+          CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+          )""",
+          """
+          CREATE TABLE permission_request (
+            request_id       TEXT PRIMARY KEY,
+            thread_id        TEXT NOT NULL,
+            session_id       TEXT NOT NULL,
+            agent_id         TEXT,
+            tool_call        TEXT NOT NULL,
+            options          TEXT NOT NULL,
+            eligible         TEXT NOT NULL,
+            state            TEXT NOT NULL CHECK (state IN ('pending', 'selected', 'cancelled')),
+            option_id        TEXT,
+            option_kind      TEXT,
+            reason           TEXT,
+            answered_surface TEXT,
+            answered_user    TEXT,
+            created_at       INTEGER NOT NULL,
+            ended_at         INTEGER
+          )""",
+          "CREATE INDEX permission_request_by_state ON permission_request (state, created_at)",
+          "CREATE INDEX permission_request_by_thread ON permission_request (thread_id, created_at)",
+          """
+          CREATE TABLE permission_event (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_id TEXT NOT NULL,
+            at         INTEGER NOT NULL,
+            event      TEXT NOT NULL,
+            surface    TEXT,
+            user_name  TEXT,
+            detail     TEXT
+          )""",
+          "CREATE INDEX permission_event_by_request ON permission_event (request_id, id)"));
+}
