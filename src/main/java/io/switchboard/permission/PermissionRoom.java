@@ -227,7 +227,8 @@ public final class PermissionRoom extends VerticleBase {
 
   private void status(Message<JsonObject> message) {
     Long oldest = pending.values().stream().map(p -> p.createdAt).min(Long::compare).orElse(null);
-    message.reply(new JsonObject().put("pending", pending.size()).put("oldestCreatedAt", oldest)
+    message.reply(new JsonObject().put("pending", pending.size()).put("ending", ending.size())
+        .put("oldestCreatedAt", oldest)
         .put("closing", closing));
   }
 

@@ -35,4 +35,10 @@ final class LedgerRows {
     }
     return json;
   }
+
+  static JsonObject eventToJson(Row row) {
+    return new JsonObject().put("at", row.getLong("at")).put("event", row.getString("event"))
+        .put("surface", row.getString("surface")).put("user", row.getString("user_name"))
+        .put("detail", row.getString("detail"));
+  }
 }

@@ -293,10 +293,20 @@ public final class StoreRoom extends VerticleBase {
       return;
     }
     pool.preparedQuery("SELECT * FROM permission_request WHERE request_id = ?").execute(Tuple.of(id))
-        .onSuccess(rows -> {
-          JsonObject found = rows.size() == 0 ? null : LedgerRows.toJson(rows.iterator().next());
-          m.reply(new JsonObject().put("request", found));
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.succeededFuture(new JsonObject().putNull("request"));
+          }
+          JsonObject found = LedgerRows.toJson(rows.iterator().next());
+          return pool.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
+              .execute(Tuple.of(id))
+              .map(events -> {
+                JsonArray trail = new JsonArray();
+                events.forEach(e -> trail.add(LedgerRows.eventToJson(e)));
+                return new JsonObject().put("request", found.put("events", trail));
+              });
         })
+        .onSuccess(m::reply)
         .onFailure(replyFailure(m));
   }
 

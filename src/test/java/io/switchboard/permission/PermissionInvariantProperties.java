@@ -1,0 +1,304 @@
+package io.switchboard.permission;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.testkit.PermissionHarness;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.lifecycle.AfterProperty;
+import net.jqwik.api.lifecycle.BeforeProperty;
+
+/**
+ * The permission invariant over generated histories. Each history interleaves registrations,
+ * answers (right surface, wrong surface, bad option, doubles, unknown ids), surface closes,
+ * session cancels, agent exits and crash-restarts, in batches whose messages are in flight
+ * together; it ends with a graceful shutdown or a crash-restart. Then, for every request:
+ * it ended exactly once (one ledger end state, one published end fact); nothing was answered
+ * after it ended; no surface outside its set answered it; and the ledger agrees with what the
+ * agent's promise and the answerers saw.
+ */
+class PermissionInvariantProperties {
+  static final List<String> SURFACES = List.of("web", "telegram:1", "telegram:2", "slack:C9");
+  static final List<String> OPTIONS = List.of("allow", "always", "reject", "not-offered");
+
+  sealed interface Step permits Register, Answer, AnswerUnknown, CloseSurface, CancelSession, AgentExit, Restart,
+      Barrier {}
+
+  record Register(int thread, int session, int surfaceMask) implements Step {}
+
+  record Answer(int request, int surface, int option) implements Step {}
+
+  record AnswerUnknown() implements Step {}
+
+  record CloseSurface(int surface) implements Step {}
+
+  record CancelSession(int thread, int session) implements Step {}
+
+  record AgentExit(int thread) implements Step {}
+
+  record Restart() implements Step {}
+
+  record Barrier() implements Step {}
+
+  record History(List<Step> steps, boolean endWithShutdown) {}
+
+  private Vertx vertx;
+  private Path dir;
+  private PermissionHarness rooms;
+  private int history;
+
+  @BeforeProperty
+  void startRooms() throws IOException {
+    dir = Files.createTempDirectory("sb-permission-props");
+    vertx = Vertx.vertx();
+    rooms = new PermissionHarness(vertx, dir.resolve("switchboard.db"));
+    rooms.start();
+    rooms.crashPermissionRoom(); // each history deploys its own
+  }
+
+  @AfterProperty
+  void stopRooms() {
+    rooms.close();
+    await(vertx.close());
+  }
+
+  @Provide
+  Arbitrary<History> histories() {
+    Arbitrary<Step> register = Combinators.combine(Arbitraries.integers().between(0, 1),
+        Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 15)).as(Register::new);
+    Arbitrary<Step> answer = Combinators.combine(Arbitraries.integers().between(0, 7),
+        Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, 3)).as(Answer::new);
+    Arbitrary<Step> step = Arbitraries.frequencyOf(
+        net.jqwik.api.Tuple.of(6, register),
+        net.jqwik.api.Tuple.of(8, answer),
+        net.jqwik.api.Tuple.of(1, Arbitraries.just(new AnswerUnknown())),
+        net.jqwik.api.Tuple.of(2, Arbitraries.integers().between(0, 3).map(CloseSurface::new)),
+        net.jqwik.api.Tuple.of(1, Combinators.combine(Arbitraries.integers().between(0, 1),
+            Arbitraries.integers().between(0, 1)).as(CancelSession::new)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 1).map(AgentExit::new)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.just(new Restart())),
+        net.jqwik.api.Tuple.of(4, Arbitraries.just(new Barrier())));
+    return Combinators.combine(step.list().ofMinSize(1).ofMaxSize(30), Arbitraries.of(true, false))
+        .as(History::new);
+  }
+
+  @Property(tries = 10_000, shrinking = ShrinkingMode.BOUNDED)
+  boolean everyRequestEndsExactlyOnceAndOnlyFromItsSurfaces(@ForAll("histories") History h) {
+    new Run(h, "h" + (history++)).play();
+    return true;
+  }
+
+  /** One history played against fresh permission rooms, then checked. */
+  private final class Run {
+    final History h;
+    final String prefix;
+    int batch;
+    /** toolCallId -> what the test sent and saw. */
+    final Map<String, Sent> sent = new LinkedHashMap<>();
+    final List<String> known = new ArrayList<>();
+    final List<Future<?>> inFlight = new ArrayList<>();
+    final List<AnswerSent> answers = new ArrayList<>();
+    /** surface -> the batches in which it was closed. */
+    final Map<String, List<Integer>> closedIn = new HashMap<>();
+    /** requestId -> batch by the end of which it was seen ended. */
+    final Map<String, Integer> seenEndedBy = new HashMap<>();
+
+    record Sent(String toolCallId, String thread, String session, Set<String> surfaces, int batch,
+                Future<JsonObject> agent) {}
+
+    record AnswerSent(String requestId, String surface, String optionId, int batch, Future<JsonObject> reply) {}
+
+    Run(History h, String prefix) {
+      this.h = h;
+      this.prefix = prefix;
+    }
+
+    void play() {
+      rooms.shown.clear();
+      rooms.ended.clear();
+      rooms.startPermissionRoom();
+      for (Step step : h.steps()) {
+        apply(step);
+      }
+      quiesce();
+      if (h.endWithShutdown()) {
+        rooms.shutdown();
+        rooms.crashPermissionRoom(); // already empty: undeploying now is a clean stop
+      } else {
+        rooms.restartPermissionRoom();
+        quiesce();
+        rooms.shutdown();
+        rooms.crashPermissionRoom();
+      }
+      check();
+    }
+
+    void apply(Step step) {
+      if (step instanceof Register r) {
+        String toolCallId = prefix + "-tc" + sent.size();
+        Set<String> surfaces = new HashSet<>();
+        for (int i = 0; i < SURFACES.size(); i++) {
+          if ((r.surfaceMask() & (1 << i)) != 0) {
+            surfaces.add(SURFACES.get(i));
+          }
+        }
+        String thread = prefix + "-t" + r.thread();
+        String session = "s" + r.session();
+        Future<JsonObject> agent = rooms.register(
+            PermissionHarness.request(thread, session, toolCallId, surfaces.toArray(String[]::new)));
+        sent.put(toolCallId, new Sent(toolCallId, thread, session, surfaces, batch, agent));
+      } else if (step instanceof Answer a) {
+        if (known.isEmpty()) {
+          return;
+        }
+        String id = known.get(a.request() % known.size());
+        String surface = SURFACES.get(a.surface());
+        String option = OPTIONS.get(a.option());
+        Future<JsonObject> reply = rooms.answer(id, option, surface, "u" + a.surface());
+        answers.add(new AnswerSent(id, surface, option, batch, reply));
+        inFlight.add(reply);
+      } else if (step instanceof AnswerUnknown) {
+        Future<JsonObject> reply = rooms.answer("pr_unknown" + batch, "allow", "web", null);
+        answers.add(new AnswerSent("pr_unknown" + batch, "web", "allow", batch, reply));
+        inFlight.add(reply);
+      } else if (step instanceof CloseSurface c) {
+        String surface = SURFACES.get(c.surface());
+        closedIn.computeIfAbsent(surface, k -> new ArrayList<>()).add(batch);
+        rooms.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("surface", surface));
+      } else if (step instanceof CancelSession c) {
+        rooms.publish(Addresses.SESSION_CANCELLED,
+            new JsonObject().put("threadId", prefix + "-t" + c.thread()).put("sessionId", "s" + c.session()));
+      } else if (step instanceof AgentExit e) {
+        rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", prefix + "-t" + e.thread()));
+      } else if (step instanceof Restart) {
+        quiesce();
+        rooms.restartPermissionRoom();
+        quiesce();
+      } else {
+        quiesce();
+      }
+    }
+
+    /** Waits until every message sent so far has had its effect, then starts a new batch. */
+    void quiesce() {
+      for (Future<?> f : inFlight) {
+        try {
+          f.await(20, TimeUnit.SECONDS);
+        } catch (Exception expectedForRefusals) {
+          // refusals are checked later
+        }
+      }
+      inFlight.clear();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (true) {
+        JsonObject status = await(vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_STATUS, new JsonObject()))
+            .body();
+        boolean allSeen = sent.keySet().stream().allMatch(rooms.idsByToolCall::containsKey);
+        if (allSeen && status.getInteger("ending") == 0) {
+          break;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("the permission room did not settle: " + status);
+        }
+        Thread.onSpinWait();
+      }
+      known.clear();
+      for (String toolCallId : sent.keySet()) {
+        known.add(rooms.idsByToolCall.get(toolCallId));
+      }
+      for (JsonObject fact : rooms.ended) {
+        seenEndedBy.putIfAbsent(fact.getString("requestId"), batch);
+      }
+      batch++;
+    }
+
+    void check() {
+      for (Sent s : sent.values()) {
+        String id = rooms.idsByToolCall.get(s.toolCallId());
+        String where = "request " + id + " (" + s + ") in " + h;
+        JsonObject row = rooms.ledgerRow(id);
+        require(row != null, "no ledger row for " + where);
+        require(!"pending".equals(row.getString("state")), "still pending in the ledger: " + where);
+        JsonObject ledgerOutcome = row.getJsonObject("outcome");
+
+        List<JsonObject> facts = rooms.endedFacts(id);
+        require(facts.size() == 1, facts.size() + " end facts for " + where);
+        require(facts.get(0).getJsonObject("outcome").equals(ledgerOutcome),
+            "the end fact " + facts.get(0) + " disagrees with the ledger " + ledgerOutcome + " for " + where);
+
+        boolean voided = PermissionRoom.VOIDED_BY_RESTART.equals(ledgerOutcome.getString("reason"));
+        if (s.agent().isComplete()) {
+          require(s.agent().succeeded() && s.agent().result().getJsonObject("outcome").equals(ledgerOutcome),
+              "the agent saw " + s.agent().result() + " but the ledger says " + ledgerOutcome + " for " + where);
+          require(!voided, "voided by restart yet the agent heard back: " + where);
+        } else {
+          require(voided, "the agent never heard back but the ledger says " + ledgerOutcome + " for " + where);
+        }
+
+        List<AnswerSent> wins = answers.stream()
+            .filter(a -> a.requestId().equals(id) && a.reply().succeeded()).toList();
+        boolean selected = "selected".equals(ledgerOutcome.getString("outcome"));
+        require(wins.size() == (selected ? 1 : 0), wins.size() + " winning answers for " + where);
+        if (selected) {
+          AnswerSent win = wins.get(0);
+          require(win.reply().result().getJsonObject("outcome").equals(ledgerOutcome),
+              "the winner saw another outcome than the ledger for " + where);
+          require(s.surfaces().contains(win.surface()), "answered from " + win.surface()
+              + ", outside its set " + s.surfaces() + ": " + where);
+          // A close that surely came after the registration and before the answer removes the surface.
+          require(closedIn.getOrDefault(win.surface(), List.of()).stream()
+                  .noneMatch(c -> c > s.batch() && c < win.batch()),
+              "answered from " + win.surface() + " after that surface closed: " + where);
+          require(!win.optionId().equals("not-offered"), "an option not offered won: " + where);
+          Integer endedBy = seenEndedBy.get(id);
+          require(endedBy == null || endedBy >= win.batch(), "answered after it ended: " + where);
+        }
+        for (AnswerSent a : answers) {
+          if (a.requestId().equals(id) && a.reply().failed()) {
+            ErrorCode code = ErrorCode.of(a.reply().cause());
+            require(code != null && code != ErrorCode.UNKNOWN_REQUEST, "answer " + a + " failed with "
+                + describe(a.reply().cause()) + " for " + where);
+          }
+        }
+      }
+      for (AnswerSent a : answers) {
+        if (a.requestId().startsWith("pr_unknown")) {
+          require(ErrorCode.of(a.reply().cause()) == ErrorCode.UNKNOWN_REQUEST, "an unknown id got "
+              + a.reply() + " in " + h);
+        }
+      }
+    }
+
+    private String describe(Throwable t) {
+      return t instanceof ReplyException re ? re.failureCode() + " " + re.getMessage() : String.valueOf(t);
+    }
+  }
+
+  private static void require(boolean ok, String message) {
+    if (!ok) {
+      throw new AssertionError(message);
+    }
+  }
+}

@@ -1,0 +1,236 @@
+package io.switchboard.permission;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static io.switchboard.testkit.PermissionHarness.errorOf;
+import static io.switchboard.testkit.PermissionHarness.request;
+import static io.switchboard.testkit.PermissionHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.testkit.PermissionHarness;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Each rule of the permission ledger, exercised over the event bus against a real SQLite file. */
+@ExtendWith(VertxExtension.class)
+class PermissionRoomTest {
+  @TempDir
+  Path dir;
+  PermissionHarness rooms;
+
+  @BeforeEach
+  void start(Vertx vertx) {
+    rooms = new PermissionHarness(vertx, dir.resolve("switchboard.db")).start();
+  }
+
+  @AfterEach
+  void stop() {
+    rooms.close();
+  }
+
+  @Test
+  void registerShowsACardWithAnUnguessableIdAndRecordsItPending() {
+    rooms.register(request("t1", "s1", "tc1", "web"));
+    rooms.register(request("t1", "s1", "tc2", "web"));
+    String a = rooms.idOf("tc1");
+    String b = rooms.idOf("tc2");
+    assertNotEquals(a, b);
+    assertTrue(a.matches("pr_[A-Za-z0-9_-]{22}"), a);
+    JsonObject card = rooms.shown.stream().filter(c -> c.getString("requestId").equals(a)).findFirst().orElseThrow();
+    assertEquals("t1", card.getString("threadId"));
+    assertEquals(3, card.getJsonArray("options").size());
+    assertEquals("pending", rooms.ledgerRow(a).getString("state"));
+    assertEquals(2, rooms.pendingCards("t1").size());
+    assertEquals(0, rooms.pendingCards("other").size());
+  }
+
+  @Test
+  void aValidAnswerCompletesTheAgentsPromiseAndTheLedger() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web", "telegram:42"));
+    String id = rooms.idOf("tc1");
+    JsonObject reply = await(rooms.answer(id, "allow", "telegram:42", "alice"));
+    JsonObject outcome = await(agent).getJsonObject("outcome");
+    assertEquals("selected", outcome.getString("outcome"));
+    assertEquals("allow", outcome.getString("optionId"));
+    assertEquals("allow_once", outcome.getString("kind"));
+    assertEquals(outcome, reply.getJsonObject("outcome"));
+    JsonObject row = rooms.ledgerRow(id);
+    assertEquals("selected", row.getString("state"));
+    assertEquals("telegram:42", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    assertEquals("alice", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("user"));
+    waitFor(() -> rooms.endedFacts(id).size() == 1, "the resolved fact");
+    assertEquals(0, rooms.pendingCards(null).size());
+  }
+
+  @Test
+  void unknownIdIsUnknownRequest() {
+    assertEquals(ErrorCode.UNKNOWN_REQUEST, errorOf(rooms.answer("pr_nope", "allow", "web", null)));
+  }
+
+  @Test
+  void aSecondAnswerIsAlreadyAnsweredAndChangesNothing() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    await(rooms.answer(id, "reject", "web", null));
+    assertEquals(ErrorCode.ALREADY_ANSWERED, errorOf(rooms.answer(id, "allow", "web", null)));
+    assertEquals("reject", await(agent).getJsonObject("outcome").getString("optionId"));
+    assertEquals("reject", rooms.ledgerRow(id).getJsonObject("outcome").getString("optionId"));
+  }
+
+  @Test
+  void aSurfaceOutsideTheSetIsNotEligibleAndTheEntryIsUntouched() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    assertEquals(ErrorCode.NOT_ELIGIBLE, errorOf(rooms.answer(id, "allow", "telegram:7", "mallory")));
+    assertFalse(agent.isComplete());
+    assertEquals("pending", rooms.ledgerRow(id).getString("state"));
+    assertEquals(1, rooms.pendingCards("t1").size());
+    await(rooms.answer(id, "reject", "web", null));
+    assertEquals("reject", await(agent).getJsonObject("outcome").getString("optionId"));
+  }
+
+  @Test
+  void anOptionTheAgentDidNotOfferIsInvalidAndTheEntryIsUntouched() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    assertEquals(ErrorCode.INVALID_OPTION, errorOf(rooms.answer(id, "allow_everything", "web", null)));
+    assertFalse(agent.isComplete());
+    await(rooms.answer(id, "always", "web", null));
+    assertEquals("allow_always", await(agent).getJsonObject("outcome").getString("kind"));
+  }
+
+  @Test
+  void aCancelledSessionCancelsItsRequestsOnly() {
+    Future<JsonObject> s1 = rooms.register(request("t1", "s1", "tc1", "web"));
+    Future<JsonObject> s2 = rooms.register(request("t1", "s2", "tc2", "web"));
+    rooms.idOf("tc1");
+    rooms.idOf("tc2");
+    rooms.publish(Addresses.SESSION_CANCELLED, new JsonObject().put("threadId", "t1").put("sessionId", "s1"));
+    assertCancelled(await(s1), PermissionRoom.SESSION_CANCELLED);
+    assertFalse(s2.isComplete());
+    assertEquals("cancelled", rooms.ledgerRow(rooms.idOf("tc1")).getString("state"));
+    assertEquals("pending", rooms.ledgerRow(rooms.idOf("tc2")).getString("state"));
+  }
+
+  @Test
+  void anExitedAgentCancelsItsThreadsRequests() {
+    Future<JsonObject> t1 = rooms.register(request("t1", "s1", "tc1", "web"));
+    Future<JsonObject> t2 = rooms.register(request("t2", "s9", "tc2", "web"));
+    rooms.idOf("tc1");
+    rooms.idOf("tc2");
+    rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", "t1").put("code", 1));
+    assertCancelled(await(t1), PermissionRoom.AGENT_EXITED);
+    assertFalse(t2.isComplete());
+    assertEquals(PermissionRoom.AGENT_EXITED, rooms.ledgerRow(rooms.idOf("tc1")).getJsonObject("outcome").getString("reason"));
+  }
+
+  @Test
+  void aClosingSurfaceLeavesTheSetAndTheLastOneCancels() {
+    Future<JsonObject> both = rooms.register(request("t1", "s1", "tc1", "web", "telegram:42"));
+    Future<JsonObject> tgOnly = rooms.register(request("t2", "s2", "tc2", "telegram:42"));
+    String bothId = rooms.idOf("tc1");
+    rooms.idOf("tc2");
+    rooms.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("surface", "telegram:42"));
+    assertCancelled(await(tgOnly), PermissionRoom.SURFACE_GONE);
+    assertFalse(both.isComplete());
+    // The closed surface is out of the set now: its late tap is refused.
+    assertEquals(ErrorCode.NOT_ELIGIBLE, errorOf(rooms.answer(bothId, "allow", "telegram:42", null)));
+    await(rooms.answer(bothId, "allow", "web", null));
+    assertEquals("selected", await(both).getJsonObject("outcome").getString("outcome"));
+  }
+
+  @Test
+  void aRequestWithNoSurfaceIsCancelledAtOnce() {
+    assertCancelled(await(rooms.register(request("t1", "s1", "tc1"))), PermissionRoom.NO_SURFACE);
+  }
+
+  @Test
+  void shutdownCancelsTheWholeTableAndLaterRegistrations() {
+    Future<JsonObject> a = rooms.register(request("t1", "s1", "tc1", "web"));
+    Future<JsonObject> b = rooms.register(request("t2", "s2", "tc2", "telegram:1"));
+    rooms.idOf("tc1");
+    rooms.idOf("tc2");
+    assertEquals(2, rooms.shutdown().getInteger("cancelled"));
+    // The reply comes after the ledger has every end state.
+    assertEquals(0, rooms.ledger("pending", 100).size());
+    assertCancelled(await(a), PermissionRoom.SHUTDOWN);
+    assertCancelled(await(b), PermissionRoom.SHUTDOWN);
+    assertCancelled(await(rooms.register(request("t3", "s3", "tc3", "web"))), PermissionRoom.SHUTDOWN);
+  }
+
+  @Test
+  void aRestartVoidsWhatWasPendingAndTellsTheSurfaces() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    rooms.restartPermissionRoom();
+    JsonObject row = rooms.ledgerRow(id);
+    assertEquals("cancelled", row.getString("state"));
+    assertEquals(PermissionRoom.VOIDED_BY_RESTART, row.getJsonObject("outcome").getString("reason"));
+    waitFor(() -> rooms.endedFacts(id).size() == 1, "the voided fact");
+    assertFalse(agent.isComplete(), "the process that asked is gone; nobody answers it");
+    // A tap on the stale card learns what happened, from the ledger.
+    assertEquals(ErrorCode.ALREADY_ANSWERED, errorOf(rooms.answer(id, "allow", "web", null)));
+  }
+
+  @Test
+  void malformedRequestsAreRefusedWithTheFieldNamed() {
+    JsonObject noOptions = request("t1", "s1", "tc1", "web");
+    noOptions.remove("options");
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.register(noOptions)));
+    JsonObject badKind = request("t1", "s1", "tc1", "web");
+    badKind.getJsonArray("options").getJsonObject(0).put("kind", "maybe");
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.register(badKind)));
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.answer("x", null, "web", null)));
+    assertEquals(0, rooms.ledger("all", 10).size());
+  }
+
+  @Test
+  void twoAnswersAtOnceHaveExactlyOneWinner() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web", "telegram:1"));
+    String id = rooms.idOf("tc1");
+    List<Future<JsonObject>> answers = List.of(rooms.answer(id, "allow", "web", null),
+        rooms.answer(id, "reject", "telegram:1", null));
+    long wins = answers.stream().filter(f -> errorOf(f) == null).count();
+    assertEquals(1, wins);
+    assertEquals(1, answers.stream().filter(f -> errorOf(f) == ErrorCode.ALREADY_ANSWERED).count());
+    JsonObject winner = answers.stream().filter(f -> errorOf(f) == null).findFirst().orElseThrow().result();
+    assertEquals(winner.getJsonObject("outcome"), await(agent).getJsonObject("outcome"));
+    waitFor(() -> rooms.endedFacts(id).size() == 1, "one ended fact");
+  }
+
+  @Test
+  void refusedAnswersAreInTheAuditTrail() {
+    rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    assertEquals(ErrorCode.NOT_ELIGIBLE, errorOf(rooms.answer(id, "allow", "slack:C1", "eve")));
+    assertNull(errorOf(rooms.answer(id, "allow", "web", null)));
+    JsonObject row = rooms.ledgerRow(id);
+    assertEquals("web", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    List<String> trail = row.getJsonArray("events").stream()
+        .map(e -> ((JsonObject) e).getString("event") + "/" + ((JsonObject) e).getString("surface")
+            + "/" + ((JsonObject) e).getString("user") + "/" + ((JsonObject) e).getString("detail"))
+        .toList();
+    assertEquals(List.of("registered/null/null/null", "rejected/slack:C1/eve/not_eligible",
+        "selected/web/null/allow"), trail);
+  }
+
+  private static void assertCancelled(JsonObject reply, String reason) {
+    JsonObject outcome = reply.getJsonObject("outcome");
+    assertEquals("cancelled", outcome.getString("outcome"), outcome.encode());
+    assertEquals(reason, outcome.getString("reason"));
+  }
+}
