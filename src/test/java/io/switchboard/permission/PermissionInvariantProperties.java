@@ -120,6 +120,8 @@ class PermissionInvariantProperties {
     final List<String> known = new ArrayList<>();
     final List<Future<?>> inFlight = new ArrayList<>();
     final List<AnswerSent> answers = new ArrayList<>();
+    /** "thread/session" and "thread" -> the batches in which that session was cancelled or that agent exited. */
+    final Map<String, List<Integer>> cancelledIn = new HashMap<>();
     /** surface -> the batches in which it was closed. */
     final Map<String, List<Integer>> closedIn = new HashMap<>();
     /** requestId -> batch by the end of which it was seen ended. */
@@ -188,9 +190,11 @@ class PermissionInvariantProperties {
         closedIn.computeIfAbsent(surface, k -> new ArrayList<>()).add(batch);
         rooms.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("surface", surface));
       } else if (step instanceof CancelSession c) {
+        cancelledIn.computeIfAbsent(prefix + "-t" + c.thread() + "/s" + c.session(), k -> new ArrayList<>()).add(batch);
         rooms.publish(Addresses.SESSION_CANCELLED,
             new JsonObject().put("threadId", prefix + "-t" + c.thread()).put("sessionId", "s" + c.session()));
       } else if (step instanceof AgentExit e) {
+        cancelledIn.computeIfAbsent(prefix + "-t" + e.thread(), k -> new ArrayList<>()).add(batch);
         rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", prefix + "-t" + e.thread()));
       } else if (step instanceof Restart) {
         quiesce();
@@ -235,6 +239,9 @@ class PermissionInvariantProperties {
     }
 
     void check() {
+      // End facts travel to the recorder asynchronously (the voided ones come from a fresh room's start).
+      PermissionHarness.waitFor(() -> sent.keySet().stream()
+          .allMatch(tc -> !rooms.endedFacts(rooms.idsByToolCall.get(tc)).isEmpty()), "an end fact for every request");
       for (Sent s : sent.values()) {
         String id = rooms.idsByToolCall.get(s.toolCallId());
         String where = "request " + id + " (" + s + ") in " + h;
@@ -255,6 +262,16 @@ class PermissionInvariantProperties {
           require(!voided, "voided by restart yet the agent heard back: " + where);
         } else {
           require(voided, "the agent never heard back but the ledger says " + ledgerOutcome + " for " + where);
+        }
+
+        // A session cancel or agent exit after the registration ends it within that batch.
+        for (String key : List.of(s.thread() + "/" + s.session(), s.thread())) {
+          for (int c : cancelledIn.getOrDefault(key, List.of())) {
+            Integer endedBy = seenEndedBy.get(id);
+            require(c <= s.batch() || (endedBy != null && endedBy <= c),
+                "still pending after its " + (key.contains("/") ? "session was cancelled" : "agent exited")
+                    + " in batch " + c + ": " + where);
+          }
         }
 
         List<AnswerSent> wins = answers.stream()
