@@ -1,0 +1,46 @@
+package io.switchboard.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.config.SettingsLoader.Override;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CommandLineTest {
+  @Test
+  void serveIsTheDefault() throws Exception {
+    CommandLine cli = CommandLine.parse(List.of("--port", "0", "--data-dir=/tmp/x"));
+    assertEquals(CommandLine.Command.SERVE, cli.command());
+    assertEquals("0", cli.flags().get(Override.PORT));
+    assertEquals("/tmp/x", cli.flags().get(Override.DATA_DIR));
+  }
+
+  @Test
+  void tokenAndRotate() throws Exception {
+    CommandLine cli = CommandLine.parse(List.of("token", "--rotate"));
+    assertEquals(CommandLine.Command.TOKEN, cli.command());
+    assertTrue(cli.rotate());
+  }
+
+  @Test
+  void helpAndVersionWin() throws Exception {
+    assertEquals(CommandLine.Command.HELP, CommandLine.parse(List.of("--port", "1", "--help")).command());
+    assertEquals(CommandLine.Command.VERSION, CommandLine.parse(List.of("--version")).command());
+  }
+
+  @Test
+  void mistakesNameTheArgument() {
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("--colour", "x")))
+        .getMessage().startsWith("--colour"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("--port")))
+        .getMessage().startsWith("--port"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("launch")))
+        .getMessage().startsWith("launch"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("serve", "--rotate")))
+        .getMessage().startsWith("--rotate"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("--port", "1", "--port", "2")))
+        .getMessage().contains("twice"));
+  }
+}

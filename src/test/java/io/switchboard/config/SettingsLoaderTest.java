@@ -1,0 +1,127 @@
+package io.switchboard.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.config.SettingsLoader.Override;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SettingsLoaderTest {
+  @TempDir
+  Path dir;
+
+  private Settings load(String json, Map<String, String> env, Map<Override, String> flags) throws Exception {
+    Path file = dir.resolve("switchboard.json");
+    Files.writeString(file, json);
+    Map<Override, String> all = new EnumMap<>(Override.class);
+    all.putAll(flags);
+    all.put(Override.CONFIG, file.toString());
+    return SettingsLoader.load(env, all).settings();
+  }
+
+  private ConfigException refuse(String json) {
+    return assertThrows(ConfigException.class, () -> load(json, Map.of(), Map.of()));
+  }
+
+  @Test
+  void theShippedDefaultFileEqualsTheBuiltInDefaults() throws Exception {
+    Path shipped = Path.of("conf", "switchboard.json");
+    assertTrue(Files.isRegularFile(shipped), "conf/switchboard.json is the documented default");
+    assertEquals(SettingsLoader.parse(SettingsLoader.defaults()),
+        SettingsLoader.parse(new JsonObject(Files.readString(shipped))));
+  }
+
+  @Test
+  void builtInDefaultsListenOnLoopbackWithTheDemoAgent() throws Exception {
+    Settings s = SettingsLoader.parse(SettingsLoader.defaults());
+    assertEquals("127.0.0.1", s.http().host());
+    assertEquals(8080, s.http().port());
+    assertEquals("demo", s.defaultAgent());
+    assertTrue(s.agent("demo").orElseThrow().isBuiltin());
+    assertEquals(Path.of("data").toAbsolutePath(), s.dataDir());
+  }
+
+  @Test
+  void fileThenEnvironmentThenFlags() throws Exception {
+    String json = "{\"http\": {\"port\": 9000, \"host\": \"0.0.0.0\"}, \"dataDir\": \"/tmp/from-file\"}";
+    Settings fileOnly = load(json, Map.of(), Map.of());
+    assertEquals(9000, fileOnly.http().port());
+    assertEquals("0.0.0.0", fileOnly.http().host());
+    assertEquals(Path.of("/tmp/from-file"), fileOnly.dataDir());
+
+    Settings withEnv = load(json, Map.of("SWITCHBOARD_PORT", "9100", "SWITCHBOARD_DATA_DIR", "/tmp/env"), Map.of());
+    assertEquals(9100, withEnv.http().port());
+    assertEquals(Path.of("/tmp/env"), withEnv.dataDir());
+
+    Settings withFlags = load(json, Map.of("SWITCHBOARD_PORT", "9100"), Map.of(Override.PORT, "0"));
+    assertEquals(0, withFlags.http().port());
+    assertEquals("0.0.0.0", withFlags.http().host());
+  }
+
+  @Test
+  void unknownKeysAreNamed() {
+    assertEquals("http.hots", refuse("{\"http\": {\"hots\": \"x\"}}").key());
+    assertEquals("colour", refuse("{\"colour\": \"blue\"}").key());
+    assertEquals("agents[0].argv", refuse("{\"agents\": [{\"id\": \"a\", \"argv\": [\"x\"]}], \"defaultAgent\": \"a\"}").key());
+  }
+
+  @Test
+  void badValuesAreNamed() {
+    assertEquals("http.port", refuse("{\"http\": {\"port\": \"eighty\"}}").key());
+    assertEquals("http.port", refuse("{\"http\": {\"port\": 70000}}").key());
+    assertEquals("http.allowedOrigins[0]", refuse("{\"http\": {\"allowedOrigins\": [\"evil\"]}}").key());
+    assertEquals("defaultAgent", refuse("{\"defaultAgent\": \"ghost\"}").key());
+    assertEquals("agents[0].command", refuse("{\"agents\": [{\"id\": \"a\", \"command\": []}], \"defaultAgent\": \"a\"}").key());
+    assertEquals("agents[0].command", refuse("{\"agents\": [{\"id\": \"a\"}], \"defaultAgent\": \"a\"}").key());
+    assertEquals("agents[1].id", refuse("{\"agents\": [{\"id\": \"a\", \"builtin\": \"demo\"}, "
+        + "{\"id\": \"a\", \"builtin\": \"demo\"}], \"defaultAgent\": \"a\"}").key());
+    assertEquals("plugins[0].dialect", refuse("{\"plugins\": [{\"id\": \"p\", \"dialect\": \"irc\", "
+        + "\"command\": [\"x\"]}]}").key());
+    assertEquals("plugins[0].command", refuse("{\"plugins\": [{\"id\": \"p\"}]}").key());
+    assertEquals("logFormat", refuse("{\"logFormat\": \"xml\"}").key());
+  }
+
+  @Test
+  void aFileThatIsNotJsonIsNamed() {
+    ConfigException e = refuse("{ not json");
+    assertTrue(e.key().endsWith("switchboard.json"), e.key());
+    assertTrue(e.getMessage().contains("not a JSON object"), e.getMessage());
+  }
+
+  @Test
+  void badEnvironmentAndFlagValuesAreNamed() {
+    assertEquals("SWITCHBOARD_PORT", assertThrows(ConfigException.class,
+        () -> load("{}", Map.of("SWITCHBOARD_PORT", "x"), Map.of())).key());
+    assertEquals("SWITCHBOARD_COLOUR", assertThrows(ConfigException.class,
+        () -> load("{}", Map.of("SWITCHBOARD_COLOUR", "x"), Map.of())).key());
+    assertEquals("--port", assertThrows(ConfigException.class,
+        () -> load("{}", Map.of(), Map.of(Override.PORT, "-1"))).key());
+    assertEquals("--log-format", assertThrows(ConfigException.class,
+        () -> load("{}", Map.of(), Map.of(Override.LOG_FORMAT, "yaml"))).key());
+  }
+
+  @Test
+  void aMissingConfigFileIsAnError() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> SettingsLoader.load(Map.of(), Map.of(Override.CONFIG, dir.resolve("nope.json").toString())));
+    assertTrue(e.getMessage().contains("not found"));
+  }
+
+  @Test
+  void pluginsParse() throws Exception {
+    Settings s = load("{\"plugins\": [{\"id\": \"telegram\", \"dialect\": \"vibearound\", \"command\": [\"node\", "
+        + "\"dist/main.js\"], \"cwd\": \"/opt/p\", \"config\": {\"bot_token\": \"x\"}, \"approvers\": [\"42\"]}]}",
+        Map.of(), Map.of());
+    PluginSpec p = s.plugins().get(0);
+    assertEquals("vibearound", p.dialect());
+    assertEquals("x", p.config().getString("bot_token"));
+    assertEquals(java.util.List.of("42"), p.approvers());
+  }
+}

@@ -1,0 +1,190 @@
+package io.switchboard.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real fat jar as a process: the command line, exit codes, the printed URL, signals. */
+class LauncherIT {
+  static final Path JAR = Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
+  static final Pattern URL = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)/");
+
+  @TempDir
+  Path dir;
+  final List<Process> started = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() {
+    started.forEach(Process::destroyForcibly);
+  }
+
+  record Result(int code, String out, String err) {}
+
+  private Process start(String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of("java", "-jar", JAR.toString()));
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
+    pb.environment().keySet().removeIf(k -> k.startsWith("SWITCHBOARD_"));
+    pb.redirectError(dir.resolve("stderr-" + started.size() + ".txt").toFile());
+    Process p = pb.start();
+    started.add(p);
+    return p;
+  }
+
+  private Result run(String... args) throws Exception {
+    Process p = start(args);
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "exits");
+    return new Result(p.exitValue(), out, stderrOf(started.size() - 1));
+  }
+
+  private String stderrOf(int index) throws IOException {
+    return Files.readString(dir.resolve("stderr-" + index + ".txt"));
+  }
+
+  /** Reads stdout until the URL line and returns the port it names. */
+  private static int awaitPort(Process p) throws IOException {
+    BufferedReader reader = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = reader.readLine()) != null) {
+      Matcher m = URL.matcher(line);
+      if (m.find()) {
+        return Integer.parseInt(m.group(1));
+      }
+    }
+    throw new AssertionError("the gateway printed no URL line");
+  }
+
+  private static HttpResponse<String> get(int port, String path) throws Exception {
+    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(java.time.Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void portZeroPrintsThePortAnswersHealthAndStopsCleanlyOnSigterm() throws Exception {
+    Process p = start("--port", "0");
+    int port = awaitPort(p);
+    assertNotEquals(0, port);
+    HttpResponse<String> health = get(port, "/healthz");
+    assertEquals(200, health.statusCode());
+    HttpResponse<String> ready = get(port, "/readyz");
+    assertEquals(200, ready.statusCode(), ready.body());
+    assertEquals("ready", new JsonObject(ready.body()).getString("status"));
+
+    Path token = dir.resolve("data").resolve("token");
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(token)));
+    assertTrue(Files.exists(dir.resolve("data").resolve("switchboard.db")));
+
+    p.destroy(); // SIGTERM
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "stops within 30 s");
+    assertEquals(0, p.exitValue(), stderrOf(0));
+    assertTrue(stderrOf(0).contains("stopped"));
+  }
+
+  @Test
+  void aBadConfigExitsTwoNamingTheKey() throws Exception {
+    Files.writeString(dir.resolve("bad.json"), "{\"http\": {\"port\": \"eighty\"}}");
+    Result r = run("--config", "bad.json");
+    assertEquals(2, r.code());
+    assertTrue(r.err().contains("http.port"), r.err());
+
+    Files.writeString(dir.resolve("unknown.json"), "{\"agentz\": []}");
+    Result unknown = run("--config", "unknown.json");
+    assertEquals(2, unknown.code());
+    assertTrue(unknown.err().contains("agentz"), unknown.err());
+    assertFalse(Files.exists(dir.resolve("data")), "a refused configuration changes nothing");
+  }
+
+  @Test
+  void badUsageExitsTwo() throws Exception {
+    Result r = run("--colour", "blue");
+    assertEquals(2, r.code());
+    assertTrue(r.err().contains("--colour"), r.err());
+    Result port = run("--port", "http");
+    assertEquals(2, port.code());
+    assertTrue(port.err().contains("--port"), port.err());
+  }
+
+  @Test
+  void helpAndVersion() throws Exception {
+    Result help = run("--help");
+    assertEquals(0, help.code());
+    assertTrue(help.out().contains("token --rotate"));
+    Result version = run("--version");
+    assertEquals(0, version.code());
+    assertTrue(version.out().matches("switchboard \\d+\\.\\d+\\.\\d+.*\\s*"), version.out());
+  }
+
+  @Test
+  void tokenPrintsAndRotates() throws Exception {
+    Result first = run("token");
+    assertEquals(0, first.code());
+    String token = first.out().trim();
+    assertTrue(token.length() >= 40, token);
+    assertEquals(token, Files.readString(dir.resolve("data").resolve("token")).trim());
+    assertEquals(token, run("token").out().trim());
+    Result rotated = run("token", "--rotate");
+    assertEquals(0, rotated.code());
+    assertNotEquals(token, rotated.out().trim());
+    assertEquals(rotated.out().trim(), Files.readString(dir.resolve("data").resolve("token")).trim());
+  }
+
+  @Test
+  void aSecondGatewayOnTheSameDataDirIsRefused() throws Exception {
+    Process first = start("--port", "0");
+    awaitPort(first);
+    Result second = run("--port", "0");
+    assertEquals(1, second.code());
+    assertTrue(second.err().contains("already running"), second.err());
+    first.destroy();
+    assertTrue(first.waitFor(30, TimeUnit.SECONDS));
+  }
+
+  @Test
+  void aBusyPortExitsOneNamingIt() throws Exception {
+    try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      Result r = run("--port", Integer.toString(busy.getLocalPort()));
+      assertEquals(1, r.code());
+      assertTrue(r.err().contains(Integer.toString(busy.getLocalPort())), r.err());
+    }
+  }
+
+  @Test
+  void jsonLogsParseAndNeverCarryTheToken() throws Exception {
+    Process p = start("--port", "0", "--log-format", "json");
+    awaitPort(p);
+    p.destroy();
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    String token = Files.readString(dir.resolve("data").resolve("token")).trim();
+    String log = stderrOf(0);
+    assertFalse(log.isBlank());
+    for (String line : log.split("\n")) {
+      JsonObject entry = new JsonObject(line);
+      assertTrue(entry.containsKey("level") && entry.containsKey("msg"), line);
+    }
+    assertFalse(log.contains(token));
+  }
+}
