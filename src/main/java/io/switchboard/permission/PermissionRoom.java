@@ -346,10 +346,11 @@ public final class PermissionRoom extends VerticleBase {
     return new JsonObject().put("outcome", "cancelled").put("reason", reason);
   }
 
+  /** The card surfaces show. Its parts are shared, not copied: the event bus copies what it sends. */
   private static JsonObject card(Pending p) {
     return new JsonObject().put("requestId", p.id).put("threadId", p.reg.threadId())
-        .put("sessionId", p.reg.sessionId()).put("toolCall", p.reg.toolCall().copy())
-        .put("options", p.reg.options().copy()).put("eligible", new JsonArray(new ArrayList<>(p.eligible)))
+        .put("sessionId", p.reg.sessionId()).put("toolCall", p.reg.toolCall())
+        .put("options", p.reg.options()).put("eligible", new JsonArray(new ArrayList<>(p.eligible)))
         .put("createdAt", p.createdAt);
   }
 

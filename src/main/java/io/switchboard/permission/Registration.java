@@ -64,7 +64,8 @@ record Registration(String threadId, String sessionId, String agentId, JsonObjec
       }
       eligible.add(s);
     }
-    return new Registration(threadId, sessionId, (String) agent, toolCall.copy(), options.copy(), eligible);
+    // The body is this room's own copy (the event bus copies JSON bodies), so it is kept as it is.
+    return new Registration(threadId, sessionId, (String) agent, toolCall, options, eligible);
   }
 
   /** The option the agent offered with this id, or null. */

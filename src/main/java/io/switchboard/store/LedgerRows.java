@@ -3,35 +3,73 @@ package io.switchboard.store;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 
-/** Turns a {@code permission_request} row into the JSON shape documented in docs/event-bus.md. */
+/** Turns ledger rows into the JSON shapes documented in docs/event-bus.md. */
 final class LedgerRows {
   private LedgerRows() {}
 
+  /** A column reader over either a Vert.x {@link Row} or a JDBC {@link ResultSet}. */
+  private interface Columns {
+    String text(String column) throws SQLException;
+
+    Long number(String column) throws SQLException;
+  }
+
   static JsonObject toJson(Row row) {
-    String state = row.getString("state");
+    try {
+      return toJson(new Columns() {
+        public String text(String column) {
+          return row.getString(column);
+        }
+
+        public Long number(String column) {
+          return row.getLong(column);
+        }
+      });
+    } catch (SQLException impossible) {
+      throw new IllegalStateException(impossible);
+    }
+  }
+
+  static JsonObject toJson(ResultSet rs) throws SQLException {
+    return toJson(new Columns() {
+      public String text(String column) throws SQLException {
+        return rs.getString(column);
+      }
+
+      public Long number(String column) throws SQLException {
+        long v = rs.getLong(column);
+        return rs.wasNull() ? null : v;
+      }
+    });
+  }
+
+  private static JsonObject toJson(Columns row) throws SQLException {
+    String state = row.text("state");
     JsonObject json = new JsonObject()
-        .put("requestId", row.getString("request_id"))
-        .put("threadId", row.getString("thread_id"))
-        .put("sessionId", row.getString("session_id"))
-        .put("agentId", row.getString("agent_id"))
-        .put("toolCall", new JsonObject(row.getString("tool_call")))
-        .put("options", new JsonArray(row.getString("options")))
-        .put("eligible", new JsonArray(row.getString("eligible")))
+        .put("requestId", row.text("request_id"))
+        .put("threadId", row.text("thread_id"))
+        .put("sessionId", row.text("session_id"))
+        .put("agentId", row.text("agent_id"))
+        .put("toolCall", new JsonObject(row.text("tool_call")))
+        .put("options", new JsonArray(row.text("options")))
+        .put("eligible", new JsonArray(row.text("eligible")))
         .put("state", state)
-        .put("createdAt", row.getLong("created_at"))
-        .put("endedAt", row.getLong("ended_at"));
+        .put("createdAt", row.number("created_at"))
+        .put("endedAt", row.number("ended_at"));
     if (state.equals("selected")) {
-      JsonObject answeredBy = new JsonObject().put("surface", row.getString("answered_surface"));
-      if (row.getString("answered_user") != null) {
-        answeredBy.put("user", row.getString("answered_user"));
+      JsonObject answeredBy = new JsonObject().put("surface", row.text("answered_surface"));
+      if (row.text("answered_user") != null) {
+        answeredBy.put("user", row.text("answered_user"));
       }
       json.put("outcome", new JsonObject().put("outcome", "selected")
-          .put("optionId", row.getString("option_id"))
-          .put("kind", row.getString("option_kind"))
+          .put("optionId", row.text("option_id"))
+          .put("kind", row.text("option_kind"))
           .put("answeredBy", answeredBy));
     } else if (state.equals("cancelled")) {
-      json.put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", row.getString("reason")));
+      json.put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", row.text("reason")));
     }
     return json;
   }

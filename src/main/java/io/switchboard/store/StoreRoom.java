@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -13,38 +14,53 @@ import io.vertx.jdbcclient.JDBCConnectOptions;
 import io.vertx.jdbcclient.JDBCPool;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The store room: the only owner of the SQLite file. It runs the migrations at start, then serves
- * ledger writes and reads over the event bus. Writes queue up and are committed in groups (one
- * transaction per batch) through a single writer connection; a batch that fails is retried one
- * write at a time, so one bad write cannot sink the others. JDBC runs on worker threads only.
+ * ledger writes and reads over the event bus.
+ *
+ * <p>Writes go through one connection on one worker thread (SQLite has one writer; several fail
+ * with SQLITE_BUSY under load). They queue up and commit in groups: everything queued while the
+ * previous batch committed goes into the next transaction. A batch that fails is rolled back and
+ * retried one write at a time, so one bad write cannot sink the others. Reads use a small pool of
+ * read-only connections (WAL lets them run beside the writer). No JDBC call runs on an event loop.
  */
 public final class StoreRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(StoreRoom.class);
-  private static final int MAX_BATCH = 256;
+  private static final int MAX_BATCH = 512;
 
   private final Path databaseFile;
-  private Pool pool;
+  private WorkerExecutor writer;
+  private Connection writeConnection;
+  private Pool readers;
   private final ArrayDeque<QueuedWrite> queue = new ArrayDeque<>();
   private boolean flushing;
   private Promise<Void> drained;
 
-  /** One write: the statements it runs inside the batch's transaction, and who waits for it. */
+  /** One write: the statements it runs inside its batch's transaction, on the writer thread. */
   private interface Write {
-    Future<JsonObject> run(SqlConnection conn);
+    JsonObject run(Connection conn) throws SQLException;
   }
 
   private record QueuedWrite(Write write, Message<JsonObject> message) {}
+
+  /** What one write came to: a reply body, or the reason it failed. */
+  private record Done(JsonObject reply, Exception failure) {}
 
   public StoreRoom(Path databaseFile) {
     this.databaseFile = databaseFile;
@@ -52,13 +68,12 @@ public final class StoreRoom extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    // One connection: SQLite allows one writer, and several writers fail with SQLITE_BUSY under load.
-    String url = "jdbc:sqlite:" + databaseFile
-        + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true";
-    pool = JDBCPool.pool(vertx, new JDBCConnectOptions().setJdbcUrl(url),
-        new PoolOptions().setMaxSize(1).setName("switchboard-store"));
-    return migrate().onSuccess(version -> {
+    writer = vertx.createSharedWorkerExecutor("switchboard-store-writer-" + deploymentID(), 1);
+    return writer.executeBlocking(this::openAndMigrate).onSuccess(version -> {
       log.info("database {} ready at schema version {}", databaseFile, version);
+      readers = JDBCPool.pool(vertx,
+          new JDBCConnectOptions().setJdbcUrl("jdbc:sqlite:" + databaseFile + "?open_mode=1&busy_timeout=5000"),
+          new PoolOptions().setMaxSize(2).setName("switchboard-store-readers-" + deploymentID()));
       var bus = vertx.eventBus();
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_APPEND, m -> enqueue(m, this::append));
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_END, m -> enqueue(m, this::end));
@@ -80,31 +95,49 @@ public final class StoreRoom extends VerticleBase {
       drained = Promise.promise();
       idle = drained.future();
     }
-    return idle.compose(v -> pool.close());
+    return idle
+        .compose(v -> readers == null ? Future.succeededFuture() : readers.close())
+        .compose(v -> writer.executeBlocking(() -> {
+          if (writeConnection != null) {
+            writeConnection.close();
+          }
+          return null;
+        }));
   }
 
-  private Future<Integer> migrate() {
-    return pool.withTransaction(conn -> conn.query("PRAGMA user_version").execute()
-        .compose(rows -> {
-          int current = rows.iterator().next().getInteger(0);
-          if (current > Migrations.VERSIONS.size()) {
-            return Future.failedFuture("the database " + databaseFile + " has schema version " + current
-                + ", newer than this Switchboard knows (" + Migrations.VERSIONS.size() + "); use a newer release");
-          }
-          Future<Void> chain = Future.succeededFuture();
-          for (int v = current + 1; v <= Migrations.VERSIONS.size(); v++) {
-            for (String sql : Migrations.VERSIONS.get(v - 1)) {
-              chain = chain.compose(x -> conn.query(sql).execute().mapEmpty());
-            }
-          }
-          int target = Migrations.VERSIONS.size();
-          return chain.compose(x -> conn.query("PRAGMA user_version = " + target).execute()).map(x -> target);
-        }));
+  private Integer openAndMigrate() throws SQLException {
+    writeConnection = DriverManager.getConnection("jdbc:sqlite:" + databaseFile
+        + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true");
+    writeConnection.setAutoCommit(false);
+    int current;
+    try (Statement st = writeConnection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+      current = rs.getInt(1);
+    }
+    int target = Migrations.VERSIONS.size();
+    if (current > target) {
+      writeConnection.close();
+      throw new SQLException("the database " + databaseFile + " has schema version " + current
+          + ", newer than this Switchboard knows (" + target + "); use a newer release");
+    }
+    try (Statement st = writeConnection.createStatement()) {
+      for (int v = current + 1; v <= target; v++) {
+        for (String sql : Migrations.VERSIONS.get(v - 1)) {
+          st.execute(sql);
+        }
+        st.execute("PRAGMA user_version = " + v);
+        writeConnection.commit();
+        log.info("database migrated to schema version {}", v);
+      }
+    } catch (SQLException e) {
+      writeConnection.rollback();
+      throw e;
+    }
+    return target;
   }
 
   // ---- the group-commit writer ----
 
-  private void enqueue(Message<JsonObject> message, java.util.function.Function<JsonObject, Write> parse) {
+  private void enqueue(Message<JsonObject> message, Function<JsonObject, Write> parse) {
     Write write;
     try {
       write = parse.apply(message.body() == null ? new JsonObject() : message.body());
@@ -131,57 +164,59 @@ public final class StoreRoom extends VerticleBase {
     while (!queue.isEmpty() && batch.size() < MAX_BATCH) {
       batch.add(queue.poll());
     }
-    commitBatch(batch).onComplete(done -> {
+    writer.executeBlocking(() -> commit(batch)).onComplete(done -> {
+      if (done.succeeded()) {
+        for (int i = 0; i < batch.size(); i++) {
+          settle(batch.get(i), done.result().get(i));
+        }
+      } else {
+        for (QueuedWrite q : batch) {
+          settle(q, new Done(null, (Exception) done.cause()));
+        }
+      }
       flushing = false;
       flush();
     });
   }
 
-  private Future<Void> commitBatch(List<QueuedWrite> batch) {
-    return pool.withTransaction(conn -> runInOrder(conn, batch))
-        .map(results -> {
-          for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).message().reply(results.get(i));
-          }
-          return (Void) null;
-        })
-        .recover(err -> {
-          if (batch.size() == 1) {
-            failWrite(batch.get(0), err);
-            return Future.succeededFuture();
-          }
-          // Find the bad write(s): commit each alone, in order.
-          Future<Void> chain = Future.succeededFuture();
-          for (QueuedWrite q : batch) {
-            chain = chain.compose(v -> pool.withTransaction(conn -> q.write().run(conn))
-                .onSuccess(r -> q.message().reply(r))
-                .onFailure(e -> failWrite(q, e))
-                .<Void>mapEmpty()
-                .recover(e -> Future.succeededFuture()));
-          }
-          return chain;
-        });
-  }
-
-  private static Future<List<JsonObject>> runInOrder(SqlConnection conn, List<QueuedWrite> batch) {
-    List<JsonObject> results = new ArrayList<>(batch.size());
-    Future<Void> chain = Future.succeededFuture();
-    for (QueuedWrite q : batch) {
-      chain = chain.compose(v -> q.write().run(conn).map(r -> {
-        results.add(r);
-        return (Void) null;
-      }));
+  /** Runs on the writer thread: the whole batch in one transaction, or each write alone if that fails. */
+  private List<Done> commit(List<QueuedWrite> batch) throws SQLException {
+    List<Done> results = new ArrayList<>(batch.size());
+    try {
+      for (QueuedWrite q : batch) {
+        results.add(new Done(q.write().run(writeConnection), null));
+      }
+      writeConnection.commit();
+      return results;
+    } catch (SQLException | RuntimeException batchFailure) {
+      writeConnection.rollback();
+      if (batch.size() == 1) {
+        return List.of(new Done(null, batchFailure));
+      }
     }
-    return chain.map(v -> results);
+    results.clear();
+    for (QueuedWrite q : batch) {
+      try {
+        JsonObject reply = q.write().run(writeConnection);
+        writeConnection.commit();
+        results.add(new Done(reply, null));
+      } catch (SQLException | RuntimeException e) {
+        writeConnection.rollback();
+        results.add(new Done(null, e));
+      }
+    }
+    return results;
   }
 
-  private static void failWrite(QueuedWrite q, Throwable err) {
-    if (err instanceof StoreConflict conflict) {
+  private static void settle(QueuedWrite q, Done done) {
+    if (done.failure() == null) {
+      q.message().reply(done.reply());
+    } else if (done.failure() instanceof StoreConflict conflict) {
       log.error("ledger write on {} refused: {}", q.message().address(), conflict.getMessage());
       ErrorCode.CONFLICT.fail(q.message(), conflict.getMessage());
     } else {
-      log.error("ledger write on {} failed", q.message().address(), err);
-      ErrorCode.STORE_FAILED.fail(q.message(), "the database write failed: " + err.getMessage());
+      log.error("ledger write on {} failed", q.message().address(), done.failure());
+      ErrorCode.STORE_FAILED.fail(q.message(), "the database write failed: " + done.failure().getMessage());
     }
   }
 
@@ -192,21 +227,26 @@ public final class StoreRoom extends VerticleBase {
     }
   }
 
-  // ---- ledger writes ----
+  // ---- ledger writes (parsed on the event loop, run on the writer thread) ----
 
   private Write append(JsonObject b) {
     String id = required(b, "requestId");
-    Tuple row = Tuple.of(id, required(b, "threadId"), required(b, "sessionId"), b.getString("agentId"),
-        b.getJsonObject("toolCall", new JsonObject()).encode(),
-        b.getJsonArray("options", new JsonArray()).encode(),
-        b.getJsonArray("eligible", new JsonArray()).encode(),
-        b.getLong("createdAt", System.currentTimeMillis()));
-    return conn -> conn.preparedQuery("""
-            INSERT INTO permission_request
-              (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)""").execute(row)
-        .compose(r -> insertEvent(conn, id, row.getLong(7), "registered", null, null, null))
-        .map(r -> new JsonObject().put("requestId", id));
+    String threadId = required(b, "threadId");
+    String sessionId = required(b, "sessionId");
+    String agentId = b.getString("agentId");
+    String toolCall = b.getJsonObject("toolCall", new JsonObject()).encode();
+    String options = b.getJsonArray("options", new JsonArray()).encode();
+    String eligible = b.getJsonArray("eligible", new JsonArray()).encode();
+    long at = b.getLong("createdAt", System.currentTimeMillis());
+    return conn -> {
+      update(conn, """
+          INSERT INTO permission_request
+            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)""", id, threadId, sessionId, agentId, toolCall, options,
+          eligible, at);
+      insertEvent(conn, id, at, "registered", null, null, null);
+      return new JsonObject().put("requestId", id);
+    };
   }
 
   private Write end(JsonObject b) {
@@ -216,72 +256,90 @@ public final class StoreRoom extends VerticleBase {
       throw new IllegalArgumentException("state must be selected or cancelled, got " + state);
     }
     long at = b.getLong("endedAt", System.currentTimeMillis());
-    Tuple row = Tuple.of(state, b.getString("optionId"), b.getString("optionKind"), b.getString("reason"),
-        b.getString("surface"), b.getString("user"), at, id);
-    String detail = state.equals("selected") ? b.getString("optionId") : b.getString("reason");
-    return conn -> conn.preparedQuery("""
-            UPDATE permission_request
-               SET state = ?, option_id = ?, option_kind = ?, reason = ?,
-                   answered_surface = ?, answered_user = ?, ended_at = ?
-             WHERE request_id = ? AND state = 'pending'""").execute(row)
-        .compose(r -> {
-          if (r.rowCount() != 1) {
-            return Future.failedFuture(new StoreConflict("request " + id + " is not pending in the ledger; "
-                + "refusing to end it twice"));
-          }
-          return insertEvent(conn, id, at, state, b.getString("surface"), b.getString("user"), detail);
-        })
-        .map(r -> new JsonObject().put("requestId", id));
+    String optionId = b.getString("optionId");
+    String reason = b.getString("reason");
+    String surface = b.getString("surface");
+    String user = b.getString("user");
+    String optionKind = b.getString("optionKind");
+    return conn -> {
+      int changed = update(conn, """
+          UPDATE permission_request
+             SET state = ?, option_id = ?, option_kind = ?, reason = ?,
+                 answered_surface = ?, answered_user = ?, ended_at = ?
+           WHERE request_id = ? AND state = 'pending'""", state, optionId, optionKind, reason, surface, user, at, id);
+      if (changed != 1) {
+        throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
+      }
+      insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason);
+      return new JsonObject().put("requestId", id);
+    };
   }
 
   private Write note(JsonObject b) {
     String id = required(b, "requestId");
     String event = required(b, "event");
     long at = b.getLong("at", System.currentTimeMillis());
-    return conn -> insertEvent(conn, id, at, event, b.getString("surface"), b.getString("user"), b.getString("detail"))
-        .map(r -> new JsonObject().put("requestId", id));
-  }
-
-  private static Future<Void> insertEvent(SqlConnection conn, String id, long at, String event,
-                                          String surface, String user, String detail) {
-    return conn.preparedQuery("""
-            INSERT INTO permission_event (request_id, at, event, surface, user_name, detail)
-            VALUES (?, ?, ?, ?, ?, ?)""")
-        .execute(Tuple.of(id, at, event, surface, user, detail)).mapEmpty();
+    String surface = b.getString("surface");
+    String user = b.getString("user");
+    String detail = b.getString("detail");
+    return conn -> {
+      insertEvent(conn, id, at, event, surface, user, detail);
+      return new JsonObject().put("requestId", id);
+    };
   }
 
   /** Every request still pending was left by a process that is gone: end it with the given reason. */
   private Write voidPending(JsonObject b) {
     String reason = required(b, "reason");
     long at = b.getLong("at", System.currentTimeMillis());
-    return conn -> conn.preparedQuery("SELECT * FROM permission_request WHERE state = 'pending' ORDER BY created_at")
-        .execute()
-        .compose(rows -> {
-          JsonArray voided = new JsonArray();
-          Future<Void> chain = Future.succeededFuture();
-          for (Row row : rows) {
-            JsonObject request = LedgerRows.toJson(row);
-            String id = request.getString("requestId");
-            chain = chain
-                .compose(v -> conn.preparedQuery("""
-                        UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ?
-                         WHERE request_id = ? AND state = 'pending'""")
-                    .execute(Tuple.of(reason, at, id)).mapEmpty())
-                .compose(v -> insertEvent(conn, id, at, "cancelled", null, null, reason));
-            request.put("state", "cancelled").put("endedAt", at)
-                .put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", reason));
-            voided.add(request);
-          }
-          return chain.map(v -> new JsonObject().put("voided", voided));
-        });
+    return conn -> {
+      JsonArray voided = new JsonArray();
+      try (PreparedStatement select = conn.prepareStatement(
+          "SELECT * FROM permission_request WHERE state = 'pending' ORDER BY created_at");
+           ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          voided.add(LedgerRows.toJson(rs));
+        }
+      }
+      for (Object o : voided) {
+        JsonObject request = (JsonObject) o;
+        String id = request.getString("requestId");
+        update(conn, "UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ? "
+            + "WHERE request_id = ? AND state = 'pending'", reason, at, id);
+        insertEvent(conn, id, at, "cancelled", null, null, reason);
+        request.put("state", "cancelled").put("endedAt", at)
+            .put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", reason));
+      }
+      return new JsonObject().put("voided", voided);
+    };
   }
 
   private Write health(JsonObject b) {
-    long now = System.currentTimeMillis();
-    return conn -> conn.preparedQuery("""
-            INSERT INTO meta (key, value) VALUES ('last_health_check', ?)
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value""")
-        .execute(Tuple.of(Long.toString(now))).map(r -> new JsonObject().put("writable", true));
+    String now = Long.toString(System.currentTimeMillis());
+    return conn -> {
+      update(conn, "INSERT INTO meta (key, value) VALUES ('last_health_check', ?) "
+          + "ON CONFLICT (key) DO UPDATE SET value = excluded.value", now);
+      return new JsonObject().put("writable", true);
+    };
+  }
+
+  private static void insertEvent(Connection conn, String id, long at, String event, String surface, String user,
+                                  String detail) throws SQLException {
+    update(conn, "INSERT INTO permission_event (request_id, at, event, surface, user_name, detail) "
+        + "VALUES (?, ?, ?, ?, ?, ?)", id, at, event, surface, user, detail);
+  }
+
+  private static int update(Connection conn, String sql, Object... args) throws SQLException {
+    try (PreparedStatement st = conn.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        if (args[i] == null) {
+          st.setNull(i + 1, Types.NULL);
+        } else {
+          st.setObject(i + 1, args[i]);
+        }
+      }
+      return st.executeUpdate();
+    }
   }
 
   // ---- ledger reads ----
@@ -292,13 +350,13 @@ public final class StoreRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(m, "requestId is missing");
       return;
     }
-    pool.preparedQuery("SELECT * FROM permission_request WHERE request_id = ?").execute(Tuple.of(id))
+    readers.preparedQuery("SELECT * FROM permission_request WHERE request_id = ?").execute(Tuple.of(id))
         .compose(rows -> {
           if (rows.size() == 0) {
             return Future.succeededFuture(new JsonObject().putNull("request"));
           }
           JsonObject found = LedgerRows.toJson(rows.iterator().next());
-          return pool.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
+          return readers.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
               .execute(Tuple.of(id))
               .map(events -> {
                 JsonArray trail = new JsonArray();
@@ -312,16 +370,11 @@ public final class StoreRoom extends VerticleBase {
 
   private void list(Message<JsonObject> m) {
     JsonObject b = m.body() == null ? new JsonObject() : m.body();
-    String state = b.getString("state", "all");
-    int limit;
-    try {
-      limit = b.getInteger("limit", 100);
-    } catch (ClassCastException e) {
-      ErrorCode.BAD_REQUEST.fail(m, "limit must be an integer");
-      return;
-    }
+    String state = b.getValue("state", "all") instanceof String s ? s : "";
+    Object limitValue = b.getValue("limit", 100);
+    int limit = limitValue instanceof Integer i ? i : -1;
     if (!state.equals("pending") && !state.equals("all") || limit < 1 || limit > 10_000) {
-      ErrorCode.BAD_REQUEST.fail(m, "state must be pending or all, limit 1..10000");
+      ErrorCode.BAD_REQUEST.fail(m, "state must be pending or all, limit an integer 1..10000");
       return;
     }
     String threadId = b.getString("threadId");
@@ -336,7 +389,7 @@ public final class StoreRoom extends VerticleBase {
     }
     sql.append(" ORDER BY created_at DESC, request_id LIMIT ?");
     args.add(limit);
-    pool.preparedQuery(sql.toString()).execute(Tuple.from(args))
+    readers.preparedQuery(sql.toString()).execute(Tuple.from(args))
         .onSuccess(rows -> {
           JsonArray out = new JsonArray();
           rows.forEach(row -> out.add(LedgerRows.toJson(row)));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test (unit, property-based, and the real jar as a process) after installing what
+# they need when it is missing. README.md's test command; .ci/run calls it too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+apt_install() {
+  if have apt-get && [ "$(id -u)" = 0 ]; then
+    echo "scripts/test.sh: installing $* with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    echo "scripts/test.sh: the tests need $*; install it (apt-get as root can, here it cannot)" >&2
+    exit 1
+  fi
+}
+
+java_major() {
+  java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
+}
+
+if ! have java || [ "$(java_major)" -lt 17 ]; then
+  apt_install openjdk-17-jdk-headless
+fi
+have mvn || apt_install maven
+
+exec mvn -B -ntp verify "$@"

@@ -1,0 +1,118 @@
+package io.switchboard.store;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static io.switchboard.testkit.PermissionHarness.errorOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+@ExtendWith(VertxExtension.class)
+class StoreRoomTest {
+  @TempDir
+  Path dir;
+
+  private static JsonObject row(String id) {
+    return new JsonObject().put("requestId", id).put("threadId", "t").put("sessionId", "s")
+        .put("toolCall", new JsonObject().put("toolCallId", "tc")).put("options", new JsonArray())
+        .put("eligible", new JsonArray().add("web")).put("createdAt", System.currentTimeMillis());
+  }
+
+  private static Future<JsonObject> send(Vertx vertx, String address, JsonObject body) {
+    return vertx.eventBus().<JsonObject>request(address, body).map(m -> m.body());
+  }
+
+  private static JsonObject get(Vertx vertx, String id) {
+    return await(send(vertx, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id))).getJsonObject("request");
+  }
+
+  @Test
+  void oneBadWriteInAGroupCommitSinksOnlyItself(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    List<Future<JsonObject>> writes = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      writes.add(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r" + i)));
+      if (i == 25) {
+        writes.add(send(vertx, Addresses.STORE_LEDGER_END,
+            new JsonObject().put("requestId", "never-registered").put("state", "cancelled").put("reason", "x")));
+      }
+    }
+    for (int i = 0; i < writes.size(); i++) {
+      if (i == 26) {
+        assertEquals(ErrorCode.CONFLICT, errorOf(writes.get(i)));
+      } else {
+        assertNull(errorOf(writes.get(i)), "write " + i);
+      }
+    }
+    JsonArray all = await(send(vertx, Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "all").put("limit", 1000))).getJsonArray("requests");
+    assertEquals(50, all.size());
+  }
+
+  @Test
+  void aRequestCannotEndTwiceInTheLedger(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r1")));
+    JsonObject end = new JsonObject().put("requestId", "r1").put("state", "selected").put("optionId", "allow")
+        .put("optionKind", "allow_once").put("surface", "web");
+    await(send(vertx, Addresses.STORE_LEDGER_END, end));
+    assertEquals(ErrorCode.CONFLICT, errorOf(send(vertx, Addresses.STORE_LEDGER_END,
+        end.copy().put("state", "cancelled").put("reason", "shutdown"))));
+    assertEquals("allow", get(vertx, "r1").getJsonObject("outcome").getString("optionId"));
+  }
+
+  @Test
+  void malformedWritesAreRefused(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(send(vertx, Addresses.STORE_LEDGER_APPEND, new JsonObject())));
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(send(vertx, Addresses.STORE_LEDGER_END,
+        new JsonObject().put("requestId", "r").put("state", "maybe"))));
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(send(vertx, Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "some"))));
+  }
+
+  @Test
+  void theDatabaseIsWalAndSurvivesAReopenWithoutRerunningMigrations(Vertx vertx) throws Exception {
+    Path db = dir.resolve("db.sqlite");
+    String first = await(vertx.deployVerticle(new StoreRoom(db)));
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("kept")));
+    await(vertx.undeploy(first));
+    await(vertx.deployVerticle(new StoreRoom(db)));
+    assertNotNull(get(vertx, "kept"));
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+         ResultSet mode = c.createStatement().executeQuery("PRAGMA journal_mode");
+         ResultSet version = c.createStatement().executeQuery("PRAGMA user_version")) {
+      assertEquals("wal", mode.getString(1));
+      assertEquals(Migrations.VERSIONS.size(), version.getInt(1));
+    }
+  }
+
+  @Test
+  void aDatabaseFromANewerReleaseIsRefused(Vertx vertx) throws Exception {
+    Path db = dir.resolve("db.sqlite");
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db)) {
+      c.createStatement().execute("PRAGMA user_version = 99");
+    }
+    Future<String> deployed = vertx.deployVerticle(new StoreRoom(db));
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+        () -> deployed.await(10, java.util.concurrent.TimeUnit.SECONDS));
+    assertTrue(e.getMessage().contains("newer"), e.getMessage());
+  }
+}
