@@ -1,9 +1,11 @@
 package io.switchboard;
 
+import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.Settings;
 import io.switchboard.permission.PermissionRoom;
 import io.switchboard.store.StoreRoom;
+import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -17,9 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deploys the rooms in dependency order (store, permission, web) and stops them in the order the
- * permission promise needs: the pending table is cancelled first, while the store can still record
- * it, then the surfaces and agents go, and the database closes last.
+ * Deploys the rooms in dependency order (store, permission, thread, agent, web) and stops them in
+ * the order the permission promise needs: the pending table is cancelled first, while the store
+ * can still record it, then the surfaces and agents go, and the database closes last.
  */
 public final class Gateway {
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
@@ -39,6 +41,8 @@ public final class Gateway {
     web = new WebRoom(settings.http());
     return deploy(new StoreRoom(settings.databaseFile()))
         .compose(v -> deploy(new PermissionRoom()))
+        .compose(v -> deploy(new ThreadRoom(settings)))
+        .compose(v -> deploy(new AgentRoom(settings)))
         .compose(v -> deploy(web))
         .map(v -> this)
         .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));

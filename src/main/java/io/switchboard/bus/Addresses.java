@@ -38,4 +38,34 @@ public final class Addresses {
   public static final String STORE_LEDGER_GET = "sb.store.ledger.get";
   public static final String STORE_LEDGER_LIST = "sb.store.ledger.list";
   public static final String STORE_HEALTH = "sb.store.health";
+  public static final String STORE_THREAD_SAVE = "sb.store.thread.save";
+  public static final String STORE_THREAD_ROUTE = "sb.store.thread.route";
+  public static final String STORE_THREAD_LIST = "sb.store.thread.list";
+  public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";
+  public static final String STORE_TRANSCRIPT_READ = "sb.store.transcript.read";
+
+  // thread room: commands
+  public static final String THREAD_CREATE = "sb.thread.create";
+  public static final String THREAD_LIST = "sb.thread.list";
+  public static final String THREAD_GET = "sb.thread.get";
+  public static final String THREAD_ATTACH = "sb.thread.attach";
+  public static final String THREAD_DETACH = "sb.thread.detach";
+  public static final String THREAD_PROMPT = "sb.thread.prompt";
+  public static final String THREAD_CANCEL = "sb.thread.cancel";
+  public static final String THREAD_HISTORY = "sb.thread.history";
+  /** From the agent room: an event to number, persist and publish. */
+  public static final String THREAD_RECORD = "sb.thread.record";
+  /** From the agent room: the ACP session id a thread's agent now uses. */
+  public static final String THREAD_SESSION = "sb.thread.session";
+
+  /** Where a thread's numbered events are published for surfaces. */
+  public static String threadEvents(String threadId) {
+    return "sb.thread." + threadId + ".events";
+  }
+
+  // agent room: commands
+  public static final String AGENT_PROMPT = "sb.agent.prompt";
+  public static final String AGENT_CANCEL = "sb.agent.cancel";
+  public static final String AGENT_STOP = "sb.agent.stop";
+  public static final String AGENT_STATUS = "sb.agent.status";
 }

@@ -224,7 +224,7 @@ public final class SettingsLoader {
       throw new ConfigException("agents", "must list at least one agent");
     }
     for (Node a : agentNodes) {
-      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd");
+      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod");
       String id = a.id("id");
       if (!agentIds.add(id)) {
         throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
@@ -239,7 +239,8 @@ public final class SettingsLoader {
         throw new ConfigException(a.key("builtin"), "unknown built-in agent \"" + builtin + "\" (known: demo)");
       }
       agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
-          a.has("cwd") ? a.string("cwd", true) : null));
+          a.has("cwd") ? a.string("cwd", true) : null,
+          a.has("authMethod") ? a.string("authMethod", true) : null));
     }
     String defaultAgent = root.string("defaultAgent", true);
     if (!agentIds.contains(defaultAgent)) {

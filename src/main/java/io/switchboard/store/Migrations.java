@@ -48,5 +48,31 @@ final class Migrations {
             user_name  TEXT,
             detail     TEXT
           )""",
-          "CREATE INDEX permission_event_by_request ON permission_event (request_id, id)"));
+          "CREATE INDEX permission_event_by_request ON permission_event (request_id, id)"),
+      // 2: threads, the surfaces (routes) attached to them, and their transcripts
+      List.of(
+          """
+          CREATE TABLE thread (
+            thread_id      TEXT PRIMARY KEY,
+            agent_id       TEXT NOT NULL,
+            workspace      TEXT NOT NULL,
+            title          TEXT,
+            acp_session_id TEXT,
+            created_at     INTEGER NOT NULL
+          )""",
+          """
+          CREATE TABLE thread_route (
+            thread_id   TEXT NOT NULL,
+            surface     TEXT NOT NULL,
+            attached_at INTEGER NOT NULL,
+            PRIMARY KEY (thread_id, surface)
+          )""",
+          """
+          CREATE TABLE transcript (
+            thread_id TEXT NOT NULL,
+            seq       INTEGER NOT NULL,
+            at        INTEGER NOT NULL,
+            event     TEXT NOT NULL,
+            PRIMARY KEY (thread_id, seq)
+          )"""));
 }

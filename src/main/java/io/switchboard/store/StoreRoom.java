@@ -82,6 +82,11 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_HEALTH, m -> enqueue(m, this::health));
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_GET, this::get);
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_LIST, this::list);
+      bus.<JsonObject>consumer(Addresses.STORE_THREAD_SAVE, m -> enqueue(m, this::saveThread));
+      bus.<JsonObject>consumer(Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
+      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript));
+      bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
+      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
     });
   }
 
@@ -340,6 +345,106 @@ public final class StoreRoom extends VerticleBase {
       }
       return st.executeUpdate();
     }
+  }
+
+  // ---- threads and transcripts ----
+
+  /** Transcript events kept per thread; older ones are pruned as new ones arrive. */
+  static final int TRANSCRIPT_RETENTION = 10_000;
+
+  private Write saveThread(JsonObject b) {
+    String id = required(b, "threadId");
+    String agentId = required(b, "agentId");
+    String workspace = required(b, "workspace");
+    String title = b.getString("title");
+    String session = b.getString("acpSessionId");
+    long at = b.getLong("createdAt", System.currentTimeMillis());
+    return conn -> {
+      update(conn, """
+          INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at)
+          VALUES (?, ?, ?, ?, ?, ?)
+          ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, acp_session_id = excluded.acp_session_id""",
+          id, agentId, workspace, title, session, at);
+      return new JsonObject().put("threadId", id);
+    };
+  }
+
+  private Write route(JsonObject b) {
+    String id = required(b, "threadId");
+    String surface = required(b, "surface");
+    boolean attached = b.getBoolean("attached", true);
+    long at = b.getLong("at", System.currentTimeMillis());
+    return conn -> {
+      if (attached) {
+        update(conn, "INSERT OR IGNORE INTO thread_route (thread_id, surface, attached_at) VALUES (?, ?, ?)",
+            id, surface, at);
+      } else {
+        update(conn, "DELETE FROM thread_route WHERE thread_id = ? AND surface = ?", id, surface);
+      }
+      return new JsonObject().put("threadId", id);
+    };
+  }
+
+  private Write appendTranscript(JsonObject b) {
+    String id = required(b, "threadId");
+    Object seqValue = b.getValue("seq");
+    if (!(seqValue instanceof Number)) {
+      throw new IllegalArgumentException("seq is missing");
+    }
+    long seq = ((Number) seqValue).longValue();
+    if (!(b.getValue("event") instanceof JsonObject event)) {
+      throw new IllegalArgumentException("event must be an object");
+    }
+    String text = event.encode();
+    long at = b.getLong("at", System.currentTimeMillis());
+    return conn -> {
+      update(conn, "INSERT INTO transcript (thread_id, seq, at, event) VALUES (?, ?, ?, ?)", id, seq, at, text);
+      if (seq % 256 == 0 && seq > TRANSCRIPT_RETENTION) {
+        update(conn, "DELETE FROM transcript WHERE thread_id = ? AND seq <= ?", id, seq - TRANSCRIPT_RETENTION);
+      }
+      return new JsonObject().put("seq", seq);
+    };
+  }
+
+  private void listThreads(Message<JsonObject> m) {
+    readers.query("""
+            SELECT t.*, (SELECT MAX(seq) FROM transcript x WHERE x.thread_id = t.thread_id) AS last_seq,
+                   (SELECT json_group_array(surface) FROM thread_route r WHERE r.thread_id = t.thread_id) AS routes
+              FROM thread t ORDER BY t.created_at""").execute()
+        .onSuccess(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(row -> out.add(new JsonObject()
+              .put("threadId", row.getString("thread_id"))
+              .put("agentId", row.getString("agent_id"))
+              .put("workspace", row.getString("workspace"))
+              .put("title", row.getString("title"))
+              .put("acpSessionId", row.getString("acp_session_id"))
+              .put("createdAt", row.getLong("created_at"))
+              .put("lastSeq", row.getLong("last_seq") == null ? 0L : row.getLong("last_seq"))
+              .put("routes", new JsonArray(row.getString("routes")))));
+          m.reply(new JsonObject().put("threads", out));
+        })
+        .onFailure(replyFailure(m));
+  }
+
+  private void readTranscript(Message<JsonObject> m) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    String id = b.getString("threadId");
+    long after = b.getValue("afterSeq") instanceof Number n ? n.longValue() : 0L;
+    int limit = b.getValue("limit") instanceof Integer i ? i : 1000;
+    if (id == null || limit < 1 || limit > 10_000) {
+      ErrorCode.BAD_REQUEST.fail(m, "threadId is missing or limit is not 1..10000");
+      return;
+    }
+    readers.preparedQuery("SELECT seq, at, event FROM transcript WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?")
+        .execute(Tuple.of(id, after, limit))
+        .onSuccess(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(row -> out.add(new JsonObject().put("seq", row.getLong("seq")).put("at", row.getLong("at"))
+              .put("event", new JsonObject(row.getString("event")))));
+          m.reply(new JsonObject().put("events", out));
+        })
+        .onFailure(replyFailure(m));
   }
 
   // ---- ledger reads ----

@@ -1,0 +1,97 @@
+package io.switchboard.agent;
+
+import io.switchboard.jsonrpc.LineChannel;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One agent child process: spawned from an argv (never a shell string), its stdout and stdin a
+ * {@link LineChannel}, its stderr forwarded to the log tagged with the agent and thread. Stopping
+ * it closes its stdin, waits, then sends SIGTERM, waits, then SIGKILL, to the whole process tree
+ * (several agents ignore a closed stdin).
+ */
+final class AgentProcess {
+  private static final Logger log = LoggerFactory.getLogger(AgentProcess.class);
+  static final long GRACE_MS = 2_000;
+  static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
+  static final long MAX_QUEUED_BYTES = 64L * 1024 * 1024;
+
+  private final Context context;
+  private final Process process;
+  private final LineChannel channel;
+  private final Promise<Integer> exited = Promise.promise();
+  private boolean stopping;
+
+  private AgentProcess(Context context, Process process, String tag, LineChannel.Listener listener) {
+    this.context = context;
+    this.process = process;
+    this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
+        MAX_LINE_BYTES, MAX_QUEUED_BYTES, listener);
+    LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> log.info("[{}] {}", tag, line));
+    process.onExit().thenAccept(p -> context.runOnContext(v -> exited.tryComplete(p.exitValue())));
+    channel.start();
+  }
+
+  /** Spawns the process (blocking: call on a worker thread). */
+  static AgentProcess spawn(Context context, List<String> argv, Map<String, String> env, Path cwd, String tag,
+                            LineChannel.Listener listener) throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
+    pb.environment().putAll(env);
+    Process process = pb.start();
+    log.info("[{}] started pid {}: {}", tag, process.pid(), argv);
+    return new AgentProcess(context, process, tag, listener);
+  }
+
+  Future<Void> write(String line) {
+    return channel.write(line);
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  boolean stopping() {
+    return stopping;
+  }
+
+  /** Completes with the exit code when the process has exited, whoever ended it. */
+  Future<Integer> exited() {
+    return exited.future();
+  }
+
+  /** Close stdin, wait, SIGTERM the tree, wait, SIGKILL the tree; completes once it has exited. */
+  Future<Integer> stop() {
+    if (!stopping) {
+      stopping = true;
+      // Remember the tree now: once the parent dies its children are re-parented and lost to us.
+      List<ProcessHandle> tree = process.descendants().toList();
+      channel.closeOutput();
+      var vertx = context.owner();
+      long term = vertx.setTimer(GRACE_MS, t -> {
+        if (process.isAlive()) {
+          process.descendants().forEach(ProcessHandle::destroy);
+          tree.forEach(ProcessHandle::destroy);
+          process.destroy();
+        }
+      });
+      long kill = vertx.setTimer(2 * GRACE_MS, t -> {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        tree.forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+      });
+      exited.future().onComplete(x -> {
+        vertx.cancelTimer(term);
+        vertx.cancelTimer(kill);
+        tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+      });
+    }
+    return exited.future();
+  }
+}

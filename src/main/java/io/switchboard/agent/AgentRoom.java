@@ -1,0 +1,107 @@
+package io.switchboard.agent;
+
+import io.switchboard.agent.demo.DemoAgent;
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Settings;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.File;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The agent room: one ACP client ({@link AgentSession}) and at most one agent process per thread.
+ * It hears prompts and cancels for threads from the thread room, and stops every agent when the
+ * gateway stops.
+ */
+public final class AgentRoom extends VerticleBase {
+  /** How long an agent may take to start, and to end a turn after {@code session/cancel}. */
+  public record Timings(long startTimeoutMs, long cancelGraceMs) {
+    public static final Timings DEFAULT = new Timings(60_000, 10_000);
+  }
+
+  private final Settings settings;
+  private final Timings timings;
+  private final Map<String, AgentSession> sessions = new HashMap<>();
+
+  public AgentRoom(Settings settings) {
+    this(settings, Timings.DEFAULT);
+  }
+
+  public AgentRoom(Settings settings, Timings timings) {
+    this.settings = settings;
+    this.timings = timings;
+  }
+
+  @Override
+  public Future<?> start() {
+    var bus = vertx.eventBus();
+    bus.<JsonObject>consumer(Addresses.AGENT_PROMPT, this::prompt);
+    bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> {
+      AgentSession s = sessions.get(m.body().getString("threadId"));
+      m.reply(new JsonObject().put("cancelled", s != null && s.cancel()));
+    });
+    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> {
+      AgentSession s = sessions.remove(m.body().getString("threadId"));
+      (s == null ? Future.succeededFuture() : s.close()).onComplete(x -> m.reply(new JsonObject()));
+    });
+    bus.<JsonObject>consumer(Addresses.AGENT_STATUS, m -> {
+      JsonArray agents = new JsonArray();
+      sessions.values().forEach(s -> agents.add(s.status()));
+      m.reply(new JsonObject().put("agents", agents));
+    });
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    List<Future<Void>> stopping = new ArrayList<>();
+    sessions.values().forEach(s -> stopping.add(s.close()));
+    sessions.clear();
+    return Future.join(stopping);
+  }
+
+  private void prompt(Message<JsonObject> m) {
+    JsonObject b = m.body();
+    String threadId = b.getString("threadId");
+    AgentSpec spec = settings.agent(b.getString("agentId")).orElse(null);
+    if (threadId == null || spec == null || !(b.getValue("text") instanceof String text)) {
+      ErrorCode.BAD_REQUEST.fail(m, "a prompt needs threadId, a configured agentId and text");
+      return;
+    }
+    AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
+        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings));
+    try {
+      m.reply(new JsonObject().put("ahead", session.enqueue(text)));
+    } catch (IllegalArgumentException full) {
+      ErrorCode.BUSY.fail(m, full.getMessage());
+    } catch (IllegalStateException stopping) {
+      ErrorCode.BUSY.fail(m, stopping.getMessage());
+    }
+  }
+
+  /** The command line of an agent; the built-in demo agent runs from this jar in a JVM of its own. */
+  static List<String> argv(AgentSpec spec) {
+    if (!spec.isBuiltin()) {
+      return spec.command();
+    }
+    String java = ProcessHandle.current().info().command()
+        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // Absolute entries: the agent runs in its thread's workspace, not in our working directory.
+    String classpath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .map(entry -> Path.of(entry).toAbsolutePath().toString())
+        .collect(Collectors.joining(File.pathSeparator));
+    return List.of(java, "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-cp", classpath,
+        DemoAgent.class.getName());
+  }
+}

@@ -1,0 +1,513 @@
+package io.switchboard.agent;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.Bus;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AgentSpec;
+import io.switchboard.jsonrpc.JsonRpcError;
+import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.switchboard.jsonrpc.LineChannel;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ACP client for one thread: its agent process, the JSON-RPC conversation with it, the
+ * thread's prompt queue (FIFO, one turn at a time), and the client methods the agent may call.
+ * Lives on the agent room's event loop.
+ *
+ * <p>A process that exits is respawned by the next prompt, which resumes the ACP session
+ * ({@code session/resume}, else {@code session/load} with its replay hidden, else a new session).
+ */
+final class AgentSession {
+  private static final Logger log = LoggerFactory.getLogger(AgentSession.class);
+  static final int PROTOCOL_VERSION = 1;
+  static final int MAX_QUEUED = 16;
+  private static final int TOOL_CALLS_KEPT = 256;
+
+  private enum State { STOPPED, STARTING, READY }
+
+  /** One spawn of the agent: its process and the conversation over its pipes. */
+  private static final class Generation {
+    AgentProcess process;
+    JsonRpcPeer peer;
+    Terminals terminals;
+  }
+
+  /** The turn in progress. */
+  private static final class Turn {
+    boolean cancelling;
+    long graceTimer = -1;
+  }
+
+  private final Context context;
+  private final EventBus bus;
+  private final AgentSpec spec;
+  private final List<String> argv;
+  private final String threadId;
+  private final Workspace workspace;
+  private final String tag;
+  private final ArrayDeque<String> queue = new ArrayDeque<>();
+  private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, JsonObject> eldest) {
+      return size() > TOOL_CALLS_KEPT;
+    }
+  };
+  private State state = State.STOPPED;
+  private Future<Void> starting;
+  private Generation current;
+  private String acpSessionId;
+  private JsonObject capabilities = new JsonObject();
+  private JsonArray authMethods = new JsonArray();
+  private boolean replaying;
+  private Turn turn;
+  private boolean closed;
+
+  private final AgentRoom.Timings timings;
+
+  AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
+               String acpSessionId, AgentRoom.Timings timings) {
+    this.timings = timings;
+    this.context = context;
+    this.bus = context.owner().eventBus();
+    this.spec = spec;
+    this.argv = argv;
+    this.threadId = threadId;
+    this.workspace = new Workspace(workspace);
+    this.acpSessionId = acpSessionId;
+    this.tag = "agent " + spec.id() + " of " + threadId;
+  }
+
+  // ---- what the room asks of it ----
+
+  /** Queues a prompt; returns how many are ahead of it (0: it runs now). */
+  int enqueue(String text) {
+    if (closed) {
+      throw new IllegalStateException("the agent of " + threadId + " is stopping");
+    }
+    if (queue.size() >= MAX_QUEUED) {
+      throw new IllegalArgumentException("thread " + threadId + " already has " + MAX_QUEUED + " prompts waiting");
+    }
+    int ahead = queue.size() + (turn == null ? 0 : 1);
+    queue.add(text);
+    pump();
+    return ahead;
+  }
+
+  /** Stops the current turn: {@code session/cancel}, and its pending permissions end cancelled. */
+  boolean cancel() {
+    Turn t = turn;
+    if (t == null) {
+      return false;
+    }
+    if (!t.cancelling) {
+      t.cancelling = true;
+      if (state == State.READY && acpSessionId != null) {
+        current.peer.notify("session/cancel", new JsonObject().put("sessionId", acpSessionId));
+      }
+      publishSessionCancelled();
+      // An agent that does not end the turn after a cancel is stopped: nobody waits on it forever.
+      t.graceTimer = context.owner().setTimer(timings.cancelGraceMs(), id -> {
+        if (turn == t && current != null) {
+          log.warn("[{}] no end of turn {} ms after session/cancel; stopping the agent", tag, timings.cancelGraceMs());
+          emit(system("The agent did not stop within " + timings.cancelGraceMs() / 1000 + " s of the cancel, so it was "
+              + "stopped. The next prompt starts it again."));
+          current.process.stop();
+        }
+      });
+    }
+    return true;
+  }
+
+  JsonObject status() {
+    return new JsonObject().put("threadId", threadId).put("agentId", spec.id()).put("state", state.name())
+        .put("pid", current == null ? null : current.process.pid()).put("busy", turn != null)
+        .put("queued", queue.size()).put("acpSessionId", acpSessionId)
+        .put("terminals", current == null ? 0 : current.terminals.count());
+  }
+
+  /** Stops the process for good (gateway shutdown); the queue is dropped. */
+  Future<Void> close() {
+    closed = true;
+    queue.clear();
+    return current == null ? Future.succeededFuture() : current.process.stop().mapEmpty();
+  }
+
+  // ---- turns ----
+
+  private void pump() {
+    if (turn != null || queue.isEmpty() || closed) {
+      return;
+    }
+    String text = queue.poll();
+    Turn t = new Turn();
+    turn = t;
+    emit(new JsonObject().put("kind", "turn_started"));
+    ensureStarted()
+        .compose(v -> t.cancelling ? Future.succeededFuture(new JsonObject().put("stopReason", "cancelled"))
+            : prompt(text, true))
+        .onComplete(done -> endTurn(t, done.succeeded() ? done.result() : null, done.cause()));
+  }
+
+  private Future<Object> prompt(String text, boolean mayAuthenticate) {
+    JsonObject params = new JsonObject().put("sessionId", acpSessionId)
+        .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", text)));
+    return current.peer.request("session/prompt", params).recover(err -> {
+      if (mayAuthenticate && isAuthRequired(err) && spec.authMethod() != null) {
+        return authenticate().compose(v -> prompt(text, false));
+      }
+      return Future.failedFuture(err);
+    });
+  }
+
+  private void endTurn(Turn t, Object result, Throwable failure) {
+    if (turn != t) {
+      return; // already ended (the agent exited)
+    }
+    turn = null;
+    if (t.graceTimer >= 0) {
+      context.owner().cancelTimer(t.graceTimer);
+    }
+    if (failure == null) {
+      Object reason = JsonRpcPeer.object(result).getValue("stopReason");
+      // After a cancel some agents answer end_turn: any result after a cancel ends the turn.
+      String stopReason = reason instanceof String s ? s : "end_turn";
+      emit(new JsonObject().put("kind", "turn_ended").put("stopReason", stopReason));
+    } else {
+      emit(error(describe(failure)));
+      emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "error"));
+    }
+    pump();
+  }
+
+  // ---- starting the agent ----
+
+  private Future<Void> ensureStarted() {
+    if (state == State.READY) {
+      return Future.succeededFuture();
+    }
+    if (state == State.STARTING) {
+      return starting;
+    }
+    state = State.STARTING;
+    Generation g = new Generation();
+    Promise<Void> ready = Promise.promise();
+    starting = ready.future();
+    long timer = context.owner().setTimer(timings.startTimeoutMs(), id -> ready.tryFail(new JsonRpcError(
+        JsonRpcError.INTERNAL_ERROR, "the agent did not finish starting within " + timings.startTimeoutMs() / 1000 + " s")));
+    spawn(g).compose(v -> initialize(g)).compose(v -> openSession(g)).onComplete(done -> {
+      if (done.succeeded()) {
+        ready.tryComplete();
+      } else {
+        ready.tryFail(done.cause());
+      }
+    });
+    ready.future().onComplete(done -> {
+      context.owner().cancelTimer(timer);
+      if (done.succeeded() && current == g) {
+        state = State.READY;
+        log.info("[{}] ready, ACP session {}", tag, acpSessionId);
+        return;
+      }
+      log.warn("[{}] failed to start: {}", tag, done.cause() == null ? "it exited" : done.cause().getMessage());
+      if (current == g) {
+        current = null;
+      }
+      state = State.STOPPED;
+      if (g.process != null) {
+        g.process.stop();
+      }
+    });
+    return starting;
+  }
+
+  private Future<Void> spawn(Generation g) {
+    g.peer = new JsonRpcPeer(tag, line -> g.process == null
+        ? Future.failedFuture("not started") : g.process.write(line));
+    g.peer.handler(new JsonRpcPeer.Handler() {
+      @Override
+      public Future<Object> request(String method, Object params) {
+        return serve(g, method, params);
+      }
+
+      @Override
+      public void notification(String method, Object params) {
+        if (method.equals("session/update")) {
+          update(params);
+        }
+      }
+    });
+    g.terminals = new Terminals(context, workspace, tag);
+    return context.owner().executeBlocking(() -> {
+      Path dir = workspace.create();
+      Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
+      return AgentProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
+        @Override
+        public void line(String line) {
+          g.peer.receive(line);
+        }
+
+        @Override
+        public void oversize(long bytes) {
+          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, AgentProcess.MAX_LINE_BYTES);
+          emit(error("The agent sent a message of " + bytes + " bytes, over the " + (AgentProcess.MAX_LINE_BYTES >> 20)
+              + " MiB limit; it was dropped."));
+        }
+
+        @Override
+        public void closed() {
+          // the process exit (below) is what counts
+        }
+      });
+    }).map(process -> {
+      g.process = process;
+      current = g;
+      process.exited().onComplete(code -> exited(g, code.result()));
+      return null;
+    });
+  }
+
+  private Future<Void> initialize(Generation g) {
+    JsonObject params = new JsonObject().put("protocolVersion", PROTOCOL_VERSION)
+        .put("clientCapabilities", new JsonObject()
+            .put("fs", new JsonObject().put("readTextFile", true).put("writeTextFile", true))
+            .put("terminal", true))
+        .put("clientInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard")
+            .put("version", version()));
+    return g.peer.request("initialize", params).compose(result -> {
+      JsonObject r = JsonRpcPeer.object(result);
+      Object version = r.getValue("protocolVersion");
+      if (!(version instanceof Number n) || n.intValue() != PROTOCOL_VERSION) {
+        return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent speaks ACP protocol "
+            + "version " + version + "; Switchboard speaks version " + PROTOCOL_VERSION));
+      }
+      capabilities = r.getValue("agentCapabilities") instanceof JsonObject c ? c : new JsonObject();
+      authMethods = JsonRpcPeer.array(r.getValue("authMethods"));
+      return Future.succeededFuture();
+    });
+  }
+
+  private Future<Void> openSession(Generation g) {
+    JsonObject params = new JsonObject().put("cwd", workspaceCwd()).put("mcpServers", new JsonArray());
+    if (acpSessionId != null) {
+      JsonObject sessionCaps = capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
+      if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
+        return g.peer.request("session/resume", params.copy().put("sessionId", acpSessionId)).<Void>mapEmpty()
+            .recover(err -> freshSession(g, "The agent could not resume the previous session (" + describe(err)
+                + "); a new one was started."));
+      }
+      if (Boolean.TRUE.equals(capabilities.getValue("loadSession"))) {
+        replaying = true; // the agent replays the history, which the transcript already has
+        return g.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
+            .onComplete(x -> replaying = false).<Void>mapEmpty()
+            .recover(err -> freshSession(g, "The agent could not load the previous session (" + describe(err)
+                + "); a new one was started."));
+      }
+      return freshSession(g, "This agent cannot restore a previous session, so a new one was started: it does not "
+          + "remember the conversation above.");
+    }
+    return freshSession(g, null);
+  }
+
+  private Future<Void> freshSession(Generation g, String note) {
+    JsonObject params = new JsonObject().put("cwd", workspaceCwd()).put("mcpServers", new JsonArray());
+    return g.peer.request("session/new", params)
+        .recover(err -> isAuthRequired(err) && spec.authMethod() != null
+            ? authenticate().compose(v -> g.peer.request("session/new", params))
+            : Future.failedFuture(err))
+        .compose(result -> {
+          Object id = JsonRpcPeer.object(result).getValue("sessionId");
+          if (!(id instanceof String s) || s.isEmpty()) {
+            return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR,
+                "the agent answered session/new without a sessionId"));
+          }
+          acpSessionId = s;
+          if (note != null) {
+            emit(system(note));
+          }
+          return bus.request(Addresses.THREAD_SESSION, new JsonObject().put("threadId", threadId)
+              .put("acpSessionId", s)).<Void>mapEmpty();
+        });
+  }
+
+  private Future<Void> authenticate() {
+    return current.peer.request("authenticate", new JsonObject().put("methodId", spec.authMethod())).mapEmpty();
+  }
+
+  private String workspaceCwd() {
+    return (spec.cwd() == null ? workspace.root() : Path.of(spec.cwd()).toAbsolutePath()).toString();
+  }
+
+  // ---- the agent's process ended ----
+
+  private void exited(Generation g, Integer code) {
+    boolean byUs = g.process.stopping();
+    g.peer.close("the agent exited");
+    g.terminals.killAll();
+    log.info("[{}] exited with code {}{}", tag, code, byUs ? " (stopped by Switchboard)" : "");
+    if (current != g) {
+      return; // an old generation (one that failed to start): its cleanup never touches its successor
+    }
+    current = null;
+    state = State.STOPPED;
+    bus.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", threadId).put("sessionId", acpSessionId)
+        .put("code", code));
+    if (closed) {
+      return;
+    }
+    Turn t = turn;
+    if (!byUs) {
+      JsonObject event = new JsonObject().put("kind", "agent_exited").put("code", code);
+      if (code != null && code > 128) {
+        event.put("signal", code == 137 ? "SIGKILL" : code == 143 ? "SIGTERM" : "signal " + (code - 128));
+      }
+      emit(event);
+    }
+    if (t != null) {
+      turn = null;
+      if (t.graceTimer >= 0) {
+        context.owner().cancelTimer(t.graceTimer);
+      }
+      if (byUs) {
+        emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "cancelled"));
+      }
+    }
+    pump();
+  }
+
+  // ---- what the agent asks of us ----
+
+  private Future<Object> serve(Generation g, String method, Object params) {
+    JsonObject p = JsonRpcPeer.object(params);
+    return switch (method) {
+      case "session/request_permission" -> permission(p);
+      case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
+          workspace.read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
+      case "fs/write_text_file" -> context.owner().executeBlocking(() -> {
+        workspace.write(p.getValue("path"), p.getValue("content"));
+        return (Object) null;
+      });
+      case "terminal/create" -> g.terminals.create(p);
+      case "terminal/output" -> g.terminals.output(p);
+      case "terminal/wait_for_exit" -> g.terminals.waitForExit(p);
+      case "terminal/kill" -> g.terminals.kill(p);
+      case "terminal/release" -> g.terminals.release(p);
+      default -> Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
+    };
+  }
+
+  private Future<Object> permission(JsonObject p) {
+    JsonObject asked = p.getValue("toolCall") instanceof JsonObject tc ? tc : new JsonObject();
+    Object id = asked.getValue("toolCallId");
+    String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
+    // Some agents announce the tool call first, others only here: show what is known of it.
+    JsonObject toolCall = toolCalls.getOrDefault(toolCallId, new JsonObject()).copy().mergeIn(asked)
+        .put("toolCallId", toolCallId);
+    toolCall.remove("sessionUpdate");
+    String sessionId = p.getValue("sessionId") instanceof String s ? s : acpSessionId;
+    boolean afterCancel = turn != null && turn.cancelling;
+    return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
+        .compose(thread -> {
+          JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
+              .put("agentId", spec.id()).put("toolCall", toolCall).put("options", p.getValue("options"))
+              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()));
+          Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
+              Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
+          if (afterCancel) {
+            publishSessionCancelled(); // asked after the user stopped the turn: it ends cancelled too
+          }
+          return outcome;
+        })
+        .map(outcome -> {
+          JsonObject answer = "selected".equals(outcome.getString("outcome"))
+              ? new JsonObject().put("outcome", "selected").put("optionId", outcome.getString("optionId"))
+              : new JsonObject().put("outcome", "cancelled");
+          return (Object) new JsonObject().put("outcome", answer);
+        })
+        .recover(err -> {
+          if (ErrorCode.of(err) == ErrorCode.BAD_REQUEST) {
+            emit(error("The agent asked for permission in a form Switchboard cannot show (" + err.getMessage()
+                + "); it was answered cancelled."));
+          } else {
+            log.error("[{}] permission request failed", tag, err);
+          }
+          return Future.succeededFuture(new JsonObject().put("outcome", new JsonObject().put("outcome", "cancelled")));
+        });
+  }
+
+  private void update(Object params) {
+    if (replaying) {
+      return;
+    }
+    JsonObject p = JsonRpcPeer.object(params);
+    if (!(p.getValue("update") instanceof JsonObject update)) {
+      log.warn("[{}] ignored a session/update without an update object", tag);
+      return;
+    }
+    Object kind = update.getValue("sessionUpdate");
+    if (("tool_call".equals(kind) || "tool_call_update".equals(kind))
+        && update.getValue("toolCallId") instanceof String toolCallId) {
+      toolCalls.computeIfAbsent(toolCallId, k -> new JsonObject()).mergeIn(update);
+    }
+    emit(new JsonObject().put("kind", "acp").put("update", update));
+  }
+
+  // ---- helpers ----
+
+  private void publishSessionCancelled() {
+    if (acpSessionId != null) {
+      bus.publish(Addresses.SESSION_CANCELLED, new JsonObject().put("threadId", threadId)
+          .put("sessionId", acpSessionId));
+    }
+  }
+
+  private void emit(JsonObject event) {
+    bus.send(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId).put("event", event));
+  }
+
+  private static JsonObject system(String text) {
+    return new JsonObject().put("kind", "system").put("text", text);
+  }
+
+  private static JsonObject error(String text) {
+    return system(text).put("level", "error");
+  }
+
+  private boolean isAuthRequired(Throwable err) {
+    return err instanceof JsonRpcError e && e.code() == JsonRpcError.AUTH_REQUIRED;
+  }
+
+  private String describe(Throwable err) {
+    if (err instanceof JsonRpcError e) {
+      if (e.code() == JsonRpcError.AUTH_REQUIRED) {
+        return "The agent " + spec.name() + " needs you to authenticate first (" + e.getMessage() + "). "
+            + (authMethods.isEmpty() ? "Log in with the agent's own command line first."
+            : "Log in with the agent's own command line, or set agents[].authMethod to one of "
+            + authMethods.stream().map(m -> m instanceof JsonObject o ? o.getString("id") : String.valueOf(m)).toList()
+            + ".");
+      }
+      return "The agent " + spec.name() + " failed: " + e.getMessage() + " (code " + e.code() + ")";
+    }
+    return "The agent " + spec.name() + " failed: " + err.getMessage();
+  }
+
+  private static Integer integer(Object value) {
+    return value instanceof Number n ? n.intValue() : null;
+  }
+
+  private static String version() {
+    String v = AgentSession.class.getPackage().getImplementationVersion();
+    return v == null ? "dev" : v;
+  }
+}

@@ -1,0 +1,199 @@
+package io.switchboard.jsonrpc;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Newline-delimited text over a pair of blocking streams (a child process's stdout and stdin).
+ *
+ * <p>Process pipes have no non-blocking API, so one reader thread reads and one writer thread
+ * writes; every line read and every outcome is handed back to the owning Vert.x context, so the
+ * room that owns the channel sees it on its own event loop. A line longer than the limit is
+ * dropped (with a report naming its size) and reading goes on at the next newline. Writes keep
+ * their order; more than {@code maxQueuedBytes} waiting for a peer that does not read fails them.
+ */
+public final class LineChannel {
+  /** What the channel reports back, always on the owner's context. */
+  public interface Listener {
+    void line(String line);
+
+    void oversize(long bytes);
+
+    void closed();
+  }
+
+  private final Context context;
+  private final String name;
+  private final InputStream in;
+  private final OutputStream out;
+  private final int maxLineBytes;
+  private final long maxQueuedBytes;
+  private final Listener listener;
+  private final ExecutorService writer;
+  private final AtomicLong queuedBytes = new AtomicLong();
+  private volatile boolean outputClosed;
+
+  public LineChannel(Context context, String name, InputStream in, OutputStream out, int maxLineBytes,
+                     long maxQueuedBytes, Listener listener) {
+    this.context = context;
+    this.name = name;
+    this.in = in;
+    this.out = out;
+    this.maxLineBytes = maxLineBytes;
+    this.maxQueuedBytes = maxQueuedBytes;
+    this.listener = listener;
+    this.writer = Executors.newSingleThreadExecutor(r -> daemon(r, name + "-writer"));
+  }
+
+  public void start() {
+    daemon(this::readLoop, name + "-reader").start();
+  }
+
+  /** Writes one line (a newline is appended); completes on the owner's context once flushed. */
+  public Future<Void> write(String line) {
+    byte[] bytes = (line + "\n").getBytes(StandardCharsets.UTF_8);
+    Promise<Void> done = Promise.promise();
+    if (outputClosed) {
+      done.fail(new IOException(name + ": the output is closed"));
+      return done.future();
+    }
+    if (queuedBytes.addAndGet(bytes.length) > maxQueuedBytes) {
+      queuedBytes.addAndGet(-bytes.length);
+      done.fail(new IOException(name + ": the peer is not reading; over " + maxQueuedBytes + " bytes wait"));
+      return done.future();
+    }
+    try {
+      writer.execute(() -> {
+        try {
+          out.write(bytes);
+          out.flush();
+          context.runOnContext(v -> done.tryComplete());
+        } catch (IOException e) {
+          context.runOnContext(v -> done.tryFail(e));
+        } finally {
+          queuedBytes.addAndGet(-bytes.length);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      queuedBytes.addAndGet(-bytes.length);
+      done.fail(new IOException(name + ": the output is closed"));
+    }
+    return done.future();
+  }
+
+  /** Closes the peer's input after what is queued was written (an agent's signal to exit). */
+  public void closeOutput() {
+    if (outputClosed) {
+      return;
+    }
+    outputClosed = true;
+    try {
+      writer.execute(this::closeQuietly);
+    } catch (RejectedExecutionException ignored) {
+      // already shut down
+    }
+    writer.shutdown();
+  }
+
+  private void closeQuietly() {
+    try {
+      out.close();
+    } catch (IOException ignored) {
+      // the peer is gone already
+    }
+  }
+
+  private void readLoop() {
+    byte[] chunk = new byte[64 * 1024];
+    byte[] line = new byte[8 * 1024];
+    int length = 0;
+    long dropping = -1; // bytes of an oversized line seen so far, or -1
+    try {
+      int n;
+      while ((n = in.read(chunk)) > 0) {
+        int start = 0;
+        for (int i = 0; i < n; i++) {
+          if (chunk[i] != '\n') {
+            continue;
+          }
+          int part = i - start;
+          if (dropping >= 0) {
+            long size = dropping + part;
+            context.runOnContext(v -> listener.oversize(size));
+            dropping = -1;
+          } else if (length + part > maxLineBytes) {
+            long size = (long) length + part;
+            context.runOnContext(v -> listener.oversize(size));
+          } else {
+            line = append(line, length, chunk, start, part);
+            length += part;
+            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+            context.runOnContext(v -> listener.line(text));
+          }
+          length = 0;
+          start = i + 1;
+        }
+        int rest = n - start;
+        if (dropping >= 0) {
+          dropping += rest;
+        } else if (length + rest > maxLineBytes) {
+          dropping = (long) length + rest;
+          length = 0;
+          line = new byte[8 * 1024];
+        } else {
+          line = append(line, length, chunk, start, rest);
+          length += rest;
+        }
+      }
+      if (length > 0 && dropping < 0) {
+        String text = new String(line, 0, length, StandardCharsets.UTF_8);
+        context.runOnContext(v -> listener.line(text));
+      }
+    } catch (IOException e) {
+      // the pipe closed under us: the same as end of stream
+    } finally {
+      outputClosed = true;
+      writer.shutdown();
+      context.runOnContext(v -> listener.closed());
+    }
+  }
+
+  private static byte[] append(byte[] buffer, int length, byte[] src, int from, int count) {
+    if (length + count > buffer.length) {
+      buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, length + count));
+    }
+    System.arraycopy(src, from, buffer, length, count);
+    return buffer;
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** Forwards each line of a stream (an agent's stderr) to a handler on this thread, e.g. a logger. */
+  public static void drain(InputStream stream, String threadName, Handler<String> handler) {
+    daemon(() -> {
+      try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(stream, StandardCharsets.UTF_8))) {
+        String l;
+        while ((l = reader.readLine()) != null) {
+          handler.handle(l.length() > 4000 ? l.substring(0, 4000) + "…" : l);
+        }
+      } catch (IOException ignored) {
+        // the process is gone
+      }
+    }, threadName).start();
+  }
+}

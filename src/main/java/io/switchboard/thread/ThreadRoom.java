@@ -1,0 +1,262 @@
+package io.switchboard.thread;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Settings;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The thread room: threads (one conversation with one agent), the surfaces attached to each, and
+ * each thread's numbered event stream. An event from the agent room gets the thread's next
+ * {@code seq}, is written to the transcript, and only then published on
+ * {@code sb.thread.<id>.events}, so surfaces see events in order and history replay never misses
+ * one a surface saw.
+ */
+public final class ThreadRoom extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(ThreadRoom.class);
+  private static final int TITLE_LENGTH = 60;
+
+  private final Settings settings;
+  private final Map<String, ThreadState> threads = new LinkedHashMap<>();
+  private final SecureRandom random = new SecureRandom();
+  private EventBus bus;
+
+  /** What the room knows of one thread. */
+  private static final class ThreadState {
+    final String id;
+    final String agentId;
+    final String workspace;
+    final long createdAt;
+    String title;
+    String acpSessionId;
+    long lastSeq;
+    boolean busy;
+    final Set<String> routes = new LinkedHashSet<>();
+
+    ThreadState(String id, String agentId, String workspace, long createdAt) {
+      this.id = id;
+      this.agentId = agentId;
+      this.workspace = workspace;
+      this.createdAt = createdAt;
+    }
+
+    JsonObject toJson() {
+      return new JsonObject().put("threadId", id).put("agent", agentId).put("title", title)
+          .put("workspace", workspace).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
+          .put("lastSeq", lastSeq).put("busy", busy).put("routes", new JsonArray(new ArrayList<>(routes)));
+    }
+
+    JsonObject row() {
+      return new JsonObject().put("threadId", id).put("agentId", agentId).put("workspace", workspace)
+          .put("title", title).put("acpSessionId", acpSessionId).put("createdAt", createdAt);
+    }
+  }
+
+  public ThreadRoom(Settings settings) {
+    this.settings = settings;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    return bus.<JsonObject>request(Addresses.STORE_THREAD_LIST, new JsonObject()).onSuccess(reply -> {
+      for (Object o : reply.body().getJsonArray("threads")) {
+        JsonObject row = (JsonObject) o;
+        ThreadState t = new ThreadState(row.getString("threadId"), row.getString("agentId"),
+            row.getString("workspace"), row.getLong("createdAt"));
+        t.title = row.getString("title");
+        t.acpSessionId = row.getString("acpSessionId");
+        t.lastSeq = row.getLong("lastSeq");
+        row.getJsonArray("routes").forEach(r -> t.routes.add((String) r));
+        threads.put(t.id, t);
+      }
+      log.info("{} threads loaded", threads.size());
+      bus.<JsonObject>consumer(Addresses.THREAD_CREATE, this::create);
+      bus.<JsonObject>consumer(Addresses.THREAD_LIST, this::list);
+      bus.<JsonObject>consumer(Addresses.THREAD_GET, m -> withThread(m, t -> m.reply(t.toJson())));
+      bus.<JsonObject>consumer(Addresses.THREAD_ATTACH, m -> withThread(m, t -> route(m, t, true)));
+      bus.<JsonObject>consumer(Addresses.THREAD_DETACH, m -> withThread(m, t -> route(m, t, false)));
+      bus.<JsonObject>consumer(Addresses.THREAD_PROMPT, m -> withThread(m, t -> prompt(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
+          Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
+      bus.<JsonObject>consumer(Addresses.THREAD_HISTORY, m -> withThread(m, t -> history(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_RECORD, m -> withThread(m, t -> record(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_SESSION, m -> withThread(m, t -> session(m, t)));
+    });
+  }
+
+  private void create(Message<JsonObject> m) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    Object agentValue = b.getValue("agent", settings.defaultAgent());
+    if (!(agentValue instanceof String agentId) || settings.agent(agentId).isEmpty()) {
+      ErrorCode.BAD_REQUEST.fail(m, "unknown agent " + agentValue + " (configured: "
+          + settings.agents().stream().map(AgentSpec::id).toList() + ")");
+      return;
+    }
+    Object surface = b.getValue("surface");
+    if (surface != null && !(surface instanceof String)) {
+      ErrorCode.BAD_REQUEST.fail(m, "surface must be a string");
+      return;
+    }
+    String id = newId();
+    ThreadState t = new ThreadState(id, agentId, settings.dataDir().resolve("workspaces").resolve(id).toString(),
+        System.currentTimeMillis());
+    if (b.getValue("title") instanceof String title && !title.isBlank()) {
+      t.title = shorten(title);
+    }
+    threads.put(id, t);
+    Future<?> saved = bus.request(Addresses.STORE_THREAD_SAVE, t.row());
+    if (surface != null) {
+      t.routes.add((String) surface);
+      saved = saved.compose(x -> bus.request(Addresses.STORE_THREAD_ROUTE,
+          new JsonObject().put("threadId", id).put("surface", surface).put("attached", true)));
+    }
+    saved.onSuccess(x -> {
+      log.info("thread {} created with agent {}", id, agentId);
+      m.reply(t.toJson());
+    }).onFailure(err -> {
+      threads.remove(id);
+      ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
+    });
+  }
+
+  private void list(Message<JsonObject> m) {
+    JsonArray out = new JsonArray();
+    threads.values().forEach(t -> out.add(t.toJson()));
+    m.reply(new JsonObject().put("threads", out));
+  }
+
+  private void route(Message<JsonObject> m, ThreadState t, boolean attach) {
+    if (!(m.body().getValue("surface") instanceof String surface) || surface.isEmpty()) {
+      ErrorCode.BAD_REQUEST.fail(m, "surface is missing");
+      return;
+    }
+    boolean changed = attach ? t.routes.add(surface) : t.routes.remove(surface);
+    if (!changed) {
+      m.reply(t.toJson());
+      return;
+    }
+    bus.request(Addresses.STORE_THREAD_ROUTE, new JsonObject().put("threadId", t.id).put("surface", surface)
+            .put("attached", attach))
+        .onSuccess(x -> m.reply(t.toJson()))
+        .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, err.getMessage()));
+  }
+
+  private void prompt(Message<JsonObject> m, ThreadState t) {
+    JsonObject b = m.body();
+    if (!(b.getValue("text") instanceof String text) || text.isBlank()) {
+      ErrorCode.BAD_REQUEST.fail(m, "text is missing or empty");
+      return;
+    }
+    if (b.getValue("surface") instanceof String surface && t.routes.add(surface)) {
+      bus.request(Addresses.STORE_THREAD_ROUTE, new JsonObject().put("threadId", t.id).put("surface", surface)
+          .put("attached", true));
+    }
+    if (t.title == null) {
+      t.title = shorten(text);
+      bus.request(Addresses.STORE_THREAD_SAVE, t.row());
+    }
+    JsonObject event = new JsonObject().put("kind", "user_message").put("text", text);
+    if (b.getValue("user") instanceof String user) {
+      event.put("user", user);
+    }
+    append(t, event);
+    forward(m, Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
+        .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("text", text));
+  }
+
+  private void history(Message<JsonObject> m, ThreadState t) {
+    JsonObject b = m.body();
+    bus.<JsonObject>request(Addresses.STORE_TRANSCRIPT_READ, new JsonObject().put("threadId", t.id)
+            .put("afterSeq", b.getValue("afterSeq") instanceof Number n ? n.longValue() : 0L)
+            .put("limit", b.getValue("limit") instanceof Integer i ? i : 1000))
+        .onSuccess(reply -> m.reply(reply.body().put("threadId", t.id).put("lastSeq", t.lastSeq)))
+        .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, err.getMessage()));
+  }
+
+  private void record(Message<JsonObject> m, ThreadState t) {
+    if (!(m.body().getValue("event") instanceof JsonObject event) || !(event.getValue("kind") instanceof String)) {
+      ErrorCode.BAD_REQUEST.fail(m, "event must be an object with a kind");
+      return;
+    }
+    append(t, event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
+  }
+
+  /** Numbers the event, writes it to the transcript, then publishes it. */
+  private Future<Long> append(ThreadState t, JsonObject event) {
+    long seq = ++t.lastSeq;
+    String kind = event.getString("kind");
+    if (kind.equals("turn_started")) {
+      t.busy = true;
+    } else if (kind.equals("turn_ended") || kind.equals("agent_exited")) {
+      t.busy = false;
+    }
+    long at = System.currentTimeMillis();
+    return bus.request(Addresses.STORE_TRANSCRIPT_APPEND, new JsonObject().put("threadId", t.id).put("seq", seq)
+            .put("at", at).put("event", event))
+        .onFailure(err -> log.error("thread {}: event {} could not be written to the transcript", t.id, seq, err))
+        .transform(x -> {
+          bus.publish(Addresses.threadEvents(t.id), new JsonObject().put("threadId", t.id).put("seq", seq)
+              .put("at", at).put("event", event));
+          return Future.succeededFuture(seq);
+        });
+  }
+
+  private void session(Message<JsonObject> m, ThreadState t) {
+    String session = m.body().getString("acpSessionId");
+    t.acpSessionId = session;
+    bus.request(Addresses.STORE_THREAD_SAVE, t.row())
+        .onSuccess(x -> m.reply(t.toJson()))
+        .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, err.getMessage()));
+  }
+
+  /** Passes a command on to another room and relays its reply or failure. */
+  private void forward(Message<JsonObject> m, String address, JsonObject body) {
+    bus.<JsonObject>request(address, body)
+        .onSuccess(reply -> m.reply(reply.body()))
+        .onFailure(err -> {
+          if (err instanceof ReplyException re) {
+            m.fail(re.failureCode(), re.getMessage());
+          } else {
+            m.fail(500, err.getMessage());
+          }
+        });
+  }
+
+  private void withThread(Message<JsonObject> m, java.util.function.Consumer<ThreadState> action) {
+    Object id = m.body() == null ? null : m.body().getValue("threadId");
+    ThreadState t = id instanceof String s ? threads.get(s) : null;
+    if (t == null) {
+      ErrorCode.UNKNOWN_THREAD.fail(m, "no thread " + id);
+      return;
+    }
+    action.accept(t);
+  }
+
+  private static String shorten(String text) {
+    String oneLine = text.strip().replaceAll("\\s+", " ");
+    return oneLine.length() > TITLE_LENGTH ? oneLine.substring(0, TITLE_LENGTH - 1) + "…" : oneLine;
+  }
+
+  private String newId() {
+    byte[] bytes = new byte[9];
+    random.nextBytes(bytes);
+    return "t_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+}
