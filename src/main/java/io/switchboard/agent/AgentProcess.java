@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,7 @@ final class AgentProcess {
   private final LineChannel channel;
   private final Promise<Integer> exited = Promise.promise();
   private boolean stopping;
+  private Future<Integer> stopped;
 
   private AgentProcess(Context context, Process process, String tag, LineChannel.Listener listener) {
     this.context = context;
@@ -66,9 +69,12 @@ final class AgentProcess {
     return exited.future();
   }
 
-  /** Close stdin, wait, SIGTERM the tree, wait, SIGKILL the tree; completes once it has exited. */
+  /** Close stdin, wait, SIGTERM the tree, wait, SIGKILL the tree; completes once all of it has exited. */
   Future<Integer> stop() {
-    if (!stopping) {
+    if (stopped != null) {
+      return stopped;
+    }
+    {
       stopping = true;
       // Remember the tree now: once the parent dies its children are re-parented and lost to us.
       List<ProcessHandle> tree = process.descendants().toList();
@@ -86,12 +92,19 @@ final class AgentProcess {
         tree.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
       });
-      exited.future().onComplete(x -> {
+      stopped = exited.future().compose(code -> {
         vertx.cancelTimer(term);
         vertx.cancelTimer(kill);
-        tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        // Children that outlived their parent are orphans now: kill them and wait for them to go.
+        List<ProcessHandle> left = tree.stream().filter(ProcessHandle::isAlive).toList();
+        left.forEach(ProcessHandle::destroyForcibly);
+        Promise<Integer> gone = Promise.promise();
+        CompletableFuture.allOf(left.stream().map(ProcessHandle::onExit).toArray(CompletableFuture[]::new))
+            .orTimeout(GRACE_MS, TimeUnit.MILLISECONDS)
+            .whenComplete((x, err) -> context.runOnContext(v -> gone.complete(code)));
+        return gone.future();
       });
     }
-    return exited.future();
+    return stopped;
   }
 }

@@ -353,35 +353,36 @@ final class AgentSession {
 
   private void exited(Generation g, Integer code) {
     boolean byUs = g.process.stopping();
-    g.peer.close("the agent exited");
-    g.terminals.killAll();
     log.info("[{}] exited with code {}{}", tag, code, byUs ? " (stopped by Switchboard)" : "");
     if (current != g) {
-      return; // an old generation (one that failed to start): its cleanup never touches its successor
+      // An old generation (one that failed to start): its cleanup never touches its successor.
+      g.peer.close("the agent exited");
+      g.terminals.killAll();
+      return;
     }
+    // Take the turn first: closing the peer fails the prompt, and this exit is what ends the turn.
+    Turn t = turn;
+    turn = null;
     current = null;
     state = State.STOPPED;
+    g.peer.close("the agent exited");
+    g.terminals.killAll();
     bus.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", threadId).put("sessionId", acpSessionId)
         .put("code", code));
+    if (t != null && t.graceTimer >= 0) {
+      context.owner().cancelTimer(t.graceTimer);
+    }
     if (closed) {
       return;
     }
-    Turn t = turn;
     if (!byUs) {
       JsonObject event = new JsonObject().put("kind", "agent_exited").put("code", code);
       if (code != null && code > 128) {
         event.put("signal", code == 137 ? "SIGKILL" : code == 143 ? "SIGTERM" : "signal " + (code - 128));
       }
       emit(event);
-    }
-    if (t != null) {
-      turn = null;
-      if (t.graceTimer >= 0) {
-        context.owner().cancelTimer(t.graceTimer);
-      }
-      if (byUs) {
-        emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "cancelled"));
-      }
+    } else if (t != null) {
+      emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "cancelled"));
     }
     pump();
   }

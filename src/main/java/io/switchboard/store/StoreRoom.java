@@ -110,7 +110,8 @@ public final class StoreRoom extends VerticleBase {
         }));
   }
 
-  private Integer openAndMigrate() throws SQLException {
+  private Integer openAndMigrate() throws SQLException, java.io.IOException {
+    java.nio.file.Files.createDirectories(databaseFile.toAbsolutePath().getParent());
     writeConnection = DriverManager.getConnection("jdbc:sqlite:" + databaseFile
         + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true");
     writeConnection.setAutoCommit(false);
