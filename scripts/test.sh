@@ -25,5 +25,17 @@ if ! have java || [ "$(java_major)" -lt 17 ]; then
   apt_install openjdk-17-jdk-headless
 fi
 have mvn || apt_install maven
+have node && have npm || apt_install nodejs npm
+
+# The real ACP agents the tests drive (versions pinned in src/test/peers/package-lock.json).
+peers=src/test/peers
+if [ ! -f "$peers/node_modules/.package-lock.json" ] || ! cmp -s "$peers/package-lock.json" "$peers/.installed-lock"; then
+  echo "scripts/test.sh: installing the npm test peers in $peers" >&2
+  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error) || {
+    echo "scripts/test.sh: npm ci failed in $peers; the agent tests need those packages" >&2
+    exit 1
+  }
+  cp "$peers/package-lock.json" "$peers/.installed-lock"
+fi
 
 exec mvn -B -ntp verify "$@"
