@@ -1,0 +1,164 @@
+package io.switchboard.bench;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import io.switchboard.agent.AgentRoom;
+import io.switchboard.bus.Addresses;
+import io.switchboard.config.AgentSpec;
+import io.switchboard.testkit.AgentHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Agent-path figures for docs/performance.md, each beside a raw-pipe baseline run in the same
+ * process: text chunks per second from an agent to a thread subscriber (through the agent room,
+ * the thread room's numbering and transcript, and the bus), and the permission round trip an agent
+ * sees through the gateway versus a client that answers on the raw pipe at once.
+ *
+ * <p>Run: {@code mvn -q -B -DskipTests package && java -cp target/switchboard.jar:target/test-classes
+ * io.switchboard.bench.AgentBenchmark}
+ */
+public final class AgentBenchmark {
+  static final int CHUNKS = 20_000;
+  static final int PERMISSIONS = 500;
+
+  public static void main(String[] args) throws Exception {
+    ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger("ROOT").setLevel(Level.WARN);
+    System.out.printf("java %s, %d cores%n", System.getProperty("java.version"),
+        Runtime.getRuntime().availableProcessors());
+    for (int round = 0; round < 2; round++) {
+      String label = round == 0 ? "warm-up" : "measured";
+      double raw = rawStream();
+      double gateway = gatewayStream();
+      System.out.printf("%s: chunks/s raw pipe %,.0f; through the gateway to a subscriber %,.0f (%.0f%%)%n",
+          label, raw, gateway, 100 * gateway / raw);
+      JsonObject rawRtt = rawPermissions();
+      JsonObject gatewayRtt = gatewayPermissions();
+      System.out.printf("%s: permission round trip (us) raw pipe p50 %d p99 %d mean %d; gateway p50 %d p99 %d "
+              + "mean %d; added p50 %d us%n", label, rawRtt.getLong("p50"), rawRtt.getLong("p99"),
+          rawRtt.getLong("mean"), gatewayRtt.getLong("p50"), gatewayRtt.getLong("p99"), gatewayRtt.getLong("mean"),
+          gatewayRtt.getLong("p50") - rawRtt.getLong("p50"));
+    }
+    System.exit(0);
+  }
+
+  private static AgentSpec agent(String mode, int n) {
+    return AgentHarness.javaMain("bench", BenchAgent.class, mode, Integer.toString(n));
+  }
+
+  /** A client that speaks to the agent on the raw pipe: answers at once, counts chunks. */
+  private static final class RawClient implements AutoCloseable {
+    final Process process;
+    final OutputStream in;
+    final BufferedReader out;
+
+    RawClient(AgentSpec spec) throws Exception {
+      process = new ProcessBuilder(spec.command()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      in = process.getOutputStream();
+      out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      send("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}");
+      out.readLine();
+      send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}");
+      out.readLine();
+    }
+
+    void send(String line) throws Exception {
+      in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      in.flush();
+    }
+
+    /** Sends a prompt and serves the agent until the prompt's response; returns the last chunk text. */
+    String turn(AtomicLong chunks) throws Exception {
+      send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"bench\","
+          + "\"prompt\":[{\"type\":\"text\",\"text\":\"go\"}]}}");
+      String last = null;
+      String line;
+      while ((line = out.readLine()) != null) {
+        JsonObject m = new JsonObject(line);
+        if ("session/request_permission".equals(m.getString("method"))) {
+          send(new JsonObject().put("jsonrpc", "2.0").put("id", m.getValue("id")).put("result", new JsonObject()
+              .put("outcome", new JsonObject().put("outcome", "selected").put("optionId", "allow"))).encode());
+        } else if ("session/update".equals(m.getString("method"))) {
+          chunks.incrementAndGet();
+          last = m.getJsonObject("params").getJsonObject("update").getJsonObject("content").getString("text");
+        } else if (Integer.valueOf(2).equals(m.getInteger("id"))) {
+          return last;
+        }
+      }
+      throw new IllegalStateException("the agent went away");
+    }
+
+    @Override
+    public void close() throws Exception {
+      in.close();
+      process.waitFor(10, TimeUnit.SECONDS);
+      process.destroyForcibly();
+    }
+  }
+
+  private static double rawStream() throws Exception {
+    try (RawClient client = new RawClient(agent("stream", CHUNKS))) {
+      AtomicLong chunks = new AtomicLong();
+      long t0 = System.nanoTime();
+      client.turn(chunks);
+      return chunks.get() / ((System.nanoTime() - t0) / 1e9);
+    }
+  }
+
+  private static JsonObject rawPermissions() throws Exception {
+    try (RawClient client = new RawClient(agent("permission", PERMISSIONS))) {
+      return new JsonObject(client.turn(new AtomicLong()).substring("RTT:".length()));
+    }
+  }
+
+  private static double gatewayStream() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    Path dir = Files.createTempDirectory("sb-agent-bench");
+    try (AgentHarness gateway = new AgentHarness(vertx, dir, AgentRoom.Timings.DEFAULT, agent("stream", CHUNKS))) {
+      gateway.start();
+      String t = gateway.thread("bench", "web");
+      // Start the agent first so process start-up is not counted.
+      gateway.prompt(t, "warm");
+      gateway.awaitTurnEnd(t, 1);
+      long t0 = System.nanoTime();
+      gateway.prompt(t, "go");
+      gateway.awaitTurnEnd(t, 2);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      long chunks = gateway.eventsOfKind(t, "acp").size() - CHUNKS;
+      if (chunks != CHUNKS) {
+        throw new IllegalStateException("a subscriber saw " + chunks + " of " + CHUNKS + " chunks");
+      }
+      return chunks / seconds;
+    } finally {
+      vertx.close().await(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static JsonObject gatewayPermissions() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    Path dir = Files.createTempDirectory("sb-agent-bench");
+    try (AgentHarness gateway = new AgentHarness(vertx, dir, AgentRoom.Timings.DEFAULT,
+        agent("permission", PERMISSIONS))) {
+      gateway.start();
+      vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> vertx.eventBus().request(
+          Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", m.body().getString("requestId"))
+              .put("optionId", "allow").put("surface", "web")));
+      String t = gateway.thread("bench", "web");
+      gateway.prompt(t, "go");
+      gateway.awaitTurnEnd(t, 1);
+      String text = gateway.text(t);
+      return new JsonObject(text.substring(text.indexOf("RTT:") + 4));
+    } finally {
+      vertx.close().await(10, TimeUnit.SECONDS);
+    }
+  }
+}
