@@ -107,6 +107,9 @@ class FakeAgentTest {
     assertEquals("written", report.getJsonObject("read").getJsonObject("result").getString("content"));
     assertEquals(-32002, report.getJsonObject("missing").getJsonObject("error").getInteger("code"));
     assertEquals("written", Files.readString(dir.resolve("workspaces").resolve(t).resolve("notes/ids.txt")));
+    assertTrue(gateway.eventsOfKind(t, "acp").stream()
+        .anyMatch(e -> "brand_new_kind".equals(e.getJsonObject("update").getString("sessionUpdate"))),
+        "unknown update kinds are passed through");
   }
 
   @Test

@@ -125,6 +125,10 @@ public final class FakeAgent {
         Thread.sleep(TimeUnit.MINUTES.toMillis(10));
       }
       case "ids" -> {
+        // An update kind from a newer protocol, with off-schema fields: passed through, not fatal.
+        send(new JsonObject().put("jsonrpc", "2.0").put("method", "session/update").put("params", new JsonObject()
+            .put("sessionId", sessionId).put("update", new JsonObject().put("sessionUpdate", "brand_new_kind")
+                .putNull("used").put("_meta", new JsonObject().put("x", 1)))));
         // Our request ids start at 0 too, like every real agent's.
         String file = Path.of(cwd, "notes", "ids.txt").toString();
         JsonObject write = sendRequest("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
