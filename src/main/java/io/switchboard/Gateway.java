@@ -31,14 +31,17 @@ public final class Gateway {
   private final Deque<String> deployed = new ArrayDeque<>();
   private WebRoom web;
 
-  public Gateway(Vertx vertx, Settings settings) {
+  private final String version;
+
+  public Gateway(Vertx vertx, Settings settings, String version) {
     this.vertx = vertx;
     this.settings = settings;
+    this.version = version;
   }
 
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
-    web = new WebRoom(settings.http());
+    web = new WebRoom(settings, version);
     return deploy(new StoreRoom(settings.databaseFile()))
         .compose(v -> deploy(new PermissionRoom()))
         .compose(v -> deploy(new ThreadRoom(settings)))

@@ -120,7 +120,7 @@ public final class Main {
     Vertx vertx = Vertx.vertx();
     Gateway gateway;
     try {
-      gateway = new Gateway(vertx, settings).start().await(60, TimeUnit.SECONDS);
+      gateway = new Gateway(vertx, settings, version()).start().await(60, TimeUnit.SECONDS);
     } catch (Exception e) {
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
       err.println("switchboard: failed to start: " + why);

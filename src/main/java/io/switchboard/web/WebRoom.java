@@ -2,40 +2,103 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AccessToken;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.Cookie;
+import io.vertx.core.http.CookieSameSite;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.StaticHandler;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The web room: the HTTP listener. For now it answers {@code /healthz} and {@code /readyz}; the
- * chat page, login and {@code /ws/chat} come with the web-chat issue.
+ * The web room: the HTTP listener, the chat page, login, {@code /api/*} and the {@code /ws/chat}
+ * sockets. It is the {@code web} surface of the permission room: a card goes to every socket
+ * attached to its thread, and a browser tab that closes does not close the surface.
  */
 public final class WebRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(WebRoom.class);
+  static final String SURFACE = "web";
+  static final String COOKIE = "sb_session";
+  private static final int MAX_SESSIONS = 1_000;
+  /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
+  private static final int TRANSPORT_FRAME_LIMIT = 4 * 1024 * 1024;
+  private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+      + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+      + "frame-ancestors 'none'";
 
-  private final Settings.Http http;
+  private final Settings settings;
+  private final String version;
   private HttpServer server;
+  private String token;
+  private final SecureRandom random = new SecureRandom();
+  /** Browser sessions (cookie value -> created at), oldest dropped first; lost on restart by design. */
+  private final Map<String, Long> sessions = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+      return size() > MAX_SESSIONS;
+    }
+  };
+  /** threadId -> the sockets attached to it, and the bus consumer feeding them. */
+  private final Map<String, Set<ChatSocket>> attached = new HashMap<>();
+  private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
 
-  public WebRoom(Settings.Http http) {
-    this.http = http;
+  public WebRoom(Settings settings, String version) {
+    this.settings = settings;
+    this.version = version;
   }
 
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
+    router.route().handler(this::securityHeaders);
     router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
     router.get("/readyz").handler(this::ready);
-    server = vertx.createHttpServer();
-    return server.requestHandler(router).listen(http.port(), http.host())
-        .onSuccess(s -> log.info("HTTP listening on {}:{}", http.host(), s.actualPort()))
+    router.post("/api/login").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::login);
+    router.post("/api/logout").handler(this::logout);
+    router.get("/api/session").handler(ctx -> json(ctx, authenticated(ctx.request()) ? 200 : 401,
+        new JsonObject().put("authenticated", authenticated(ctx.request()))));
+    router.get("/api/permissions").handler(this::permissions);
+    router.get("/ws/chat").handler(this::upgrade);
+    router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
+        .setMaxAgeSeconds(86_400));
+    router.get("/*").handler(StaticHandler.create("webroot").setIndexPage("index.html").setCachingEnabled(false));
+
+    var bus = vertx.eventBus();
+    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> toThread(m.body().getString("threadId"),
+        s -> s.card(m.body())));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> toThread(m.body().getString("threadId"),
+        s -> s.resolved(m.body())));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> toThread(m.body().getString("threadId"),
+        s -> s.resolved(m.body())));
+
+    HttpServerOptions options = new HttpServerOptions().setMaxWebSocketFrameSize(TRANSPORT_FRAME_LIMIT)
+        .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT);
+    server = vertx.createHttpServer(options);
+    return vertx.fileSystem().readFile(settings.tokenFile().toString())
+        .map(buffer -> token = buffer.toString().trim())
+        .compose(t -> server.requestHandler(router).listen(settings.http().port(), settings.http().host()))
+        .onSuccess(s -> log.info("HTTP listening on {}:{}", settings.http().host(), s.actualPort()))
         .recover(err -> Future.failedFuture(new IllegalStateException(
-            "cannot listen on " + http.host() + ":" + http.port() + ": " + err.getMessage(), err)));
+            "cannot listen on " + settings.http().host() + ":" + settings.http().port() + ": " + err.getMessage(), err)));
   }
 
   /** The port actually bound (the configured one, or the free one picked for port 0). */
@@ -43,16 +106,110 @@ public final class WebRoom extends VerticleBase {
     return server.actualPort();
   }
 
+  String version() {
+    return version;
+  }
+
+  Settings settings() {
+    return settings;
+  }
+
+  // ---- HTTP ----
+
+  private void securityHeaders(RoutingContext ctx) {
+    ctx.response().putHeader("Content-Security-Policy", CSP)
+        .putHeader("X-Content-Type-Options", "nosniff")
+        .putHeader("X-Frame-Options", "DENY")
+        .putHeader("Referrer-Policy", "no-referrer");
+    // ES modules must be served as JavaScript; the webjars' .mjs files are not in Vert.x's MIME table.
+    if (ctx.request().path().endsWith(".mjs")) {
+      ctx.addHeadersEndHandler(v -> ctx.response().putHeader("Content-Type", "text/javascript; charset=utf-8"));
+    }
+    ctx.next();
+  }
+
+  private void login(RoutingContext ctx) {
+    JsonObject body;
+    try {
+      body = ctx.body().asJsonObject();
+    } catch (DecodeException | ClassCastException e) {
+      body = null;
+    }
+    if (body == null || !(body.getValue("token") instanceof String given)) {
+      json(ctx, 400, new JsonObject().put("error", "send {\"token\": \"...\"}"));
+      return;
+    }
+    if (!AccessToken.matches(token, given.trim())) {
+      log.warn("login refused from {}: wrong token", ctx.request().remoteAddress());
+      json(ctx, 401, new JsonObject().put("error", "wrong token"));
+      return;
+    }
+    byte[] bytes = new byte[32];
+    random.nextBytes(bytes);
+    String session = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    sessions.put(session, System.currentTimeMillis());
+    ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
+        .setPath("/").setSecure("https".equals(ctx.request().getHeader("X-Forwarded-Proto"))));
+    ctx.response().setStatusCode(204).end();
+  }
+
+  private void logout(RoutingContext ctx) {
+    Cookie cookie = ctx.request().getCookie(COOKIE);
+    if (cookie != null) {
+      sessions.remove(cookie.getValue());
+    }
+    ctx.response().addCookie(Cookie.cookie(COOKIE, "").setMaxAge(0).setPath("/").setHttpOnly(true)
+        .setSameSite(CookieSameSite.STRICT));
+    ctx.response().setStatusCode(204).end();
+  }
+
+  /** A browser session cookie, or {@code Authorization: Bearer <token>} for scripts. */
+  boolean authenticated(HttpServerRequest request) {
+    String auth = request.getHeader("Authorization");
+    if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return AccessToken.matches(token, auth.substring(7).trim());
+    }
+    Cookie cookie = request.getCookie(COOKIE);
+    return cookie != null && sessions.containsKey(cookie.getValue());
+  }
+
+  private void permissions(RoutingContext ctx) {
+    if (!authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
+      return;
+    }
+    String state = ctx.request().getParam("state", "pending");
+    String limitParam = ctx.request().getParam("limit", "100");
+    int limit;
+    try {
+      limit = Integer.parseInt(limitParam);
+    } catch (NumberFormatException e) {
+      limit = -1;
+    }
+    if (!state.equals("pending") && !state.equals("all") || limit < 1 || limit > 10_000) {
+      json(ctx, 400, new JsonObject().put("error", "state must be pending or all, limit 1..10000"));
+      return;
+    }
+    vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+            new JsonObject().put("state", state).put("limit", limit))
+        .onSuccess(reply -> json(ctx, 200, reply.body()))
+        .onFailure(err -> json(ctx, 500, new JsonObject().put("error", err.getMessage())));
+  }
+
   /** Ready when the rooms answer and the database takes a write; 503 with the reasons otherwise. */
   private void ready(RoutingContext ctx) {
     var bus = vertx.eventBus();
     Future<Object> store = bus.request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).map(m -> "ok");
     Future<Object> permission = bus.request(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
-    Future.join(store, permission).onComplete(all -> {
+    Future<Object> threads = bus.request(Addresses.THREAD_LIST, new JsonObject(), Bus.quick()).map(m -> "ok");
+    Future<Object> agents = bus.request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
+    Future.join(store, permission, threads, agents).onComplete(all -> {
       JsonObject checks = new JsonObject()
           .put("database", verdict(store, "database not writable"))
-          .put("permission", verdict(permission, "permission room not answering"));
-      boolean ok = store.succeeded() && permission.succeeded();
+          .put("permission", verdict(permission, "permission room not answering"))
+          .put("threads", verdict(threads, "thread room not answering"))
+          .put("agents", verdict(agents, "agent room not answering"));
+      boolean ok = all.succeeded();
       json(ctx, ok ? 200 : 503, new JsonObject().put("status", ok ? "ready" : "degraded").put("checks", checks));
     });
   }
@@ -61,8 +218,65 @@ public final class WebRoom extends VerticleBase {
     return check.succeeded() ? "ok" : problem + ": " + check.cause().getMessage();
   }
 
-  private static void json(RoutingContext ctx, int status, JsonObject body) {
+  static void json(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
         .putHeader("Cache-Control", "no-store").end(body.encode());
+  }
+
+  // ---- /ws/chat ----
+
+  /** Authenticates (401) and checks the Origin (403) before the upgrade; no frame is read before. */
+  private void upgrade(RoutingContext ctx) {
+    HttpServerRequest request = ctx.request();
+    if (!authenticated(request)) {
+      ctx.response().setStatusCode(401).end("log in or send a bearer token");
+      return;
+    }
+    String origin = request.getHeader("Origin");
+    if (origin != null && !originAllowed(request, origin)) {
+      log.warn("refused a chat socket from origin {}", origin);
+      ctx.response().setStatusCode(403).end("origin " + origin + " is not allowed");
+      return;
+    }
+    request.toWebSocket().onSuccess(ws -> new ChatSocket(this, vertx, ws).start())
+        .onFailure(err -> log.warn("chat socket upgrade failed: {}", err.getMessage()));
+  }
+
+  private boolean originAllowed(HttpServerRequest request, String origin) {
+    String host = request.getHeader("Host");
+    String scheme = "https".equals(request.getHeader("X-Forwarded-Proto")) ? "https" : "http";
+    return origin.equals(scheme + "://" + host) || settings.http().allowedOrigins().contains(origin);
+  }
+
+  /** Adds a socket to a thread's audience, subscribing to the thread's events for the first one. */
+  void attach(String threadId, ChatSocket socket) {
+    attached.computeIfAbsent(threadId, id -> new HashSet<>()).add(socket);
+    threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
+        Addresses.threadEvents(id), m -> toThread(id, s -> s.event(m.body()))));
+  }
+
+  void detach(String threadId, ChatSocket socket) {
+    Set<ChatSocket> sockets = attached.get(threadId);
+    if (sockets != null && sockets.remove(socket) && sockets.isEmpty()) {
+      attached.remove(threadId);
+      MessageConsumer<JsonObject> consumer = threadConsumers.remove(threadId);
+      if (consumer != null) {
+        consumer.unregister();
+      }
+    }
+  }
+
+  private void toThread(String threadId, java.util.function.Consumer<ChatSocket> send) {
+    Set<ChatSocket> sockets = attached.get(threadId);
+    if (sockets != null) {
+      for (ChatSocket s : Set.copyOf(sockets)) {
+        send.accept(s);
+      }
+    }
+  }
+
+  static ErrorCode code(Throwable err) {
+    ErrorCode code = ErrorCode.of(err);
+    return code == null ? ErrorCode.STORE_FAILED : code;
   }
 }

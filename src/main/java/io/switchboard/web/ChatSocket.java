@@ -1,0 +1,328 @@
+package io.switchboard.web;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AgentSpec;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One {@code /ws/chat} connection: parses and checks each client frame (a bad one gets an
+ * {@code error} frame and changes nothing), turns frames into bus commands, and sends the threads'
+ * events and cards. Attaching replays history after {@code afterSeq}, then the pending cards, then
+ * the turn state; live events that arrive meanwhile are held and sent after, without duplicates.
+ * Its send queue is bounded: a browser that stops reading is disconnected with a reason.
+ */
+final class ChatSocket {
+  private static final Logger log = LoggerFactory.getLogger(ChatSocket.class);
+  static final int MAX_FRAME_BYTES = 1024 * 1024;
+  static final int MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+  static final int REPLAY_LIMIT = 1000;
+
+  private final WebRoom room;
+  private final Vertx vertx;
+  private final ServerWebSocket ws;
+  /** threadId -> the last seq sent on this socket. */
+  private final Map<String, Long> lastSeq = new HashMap<>();
+  /** threadId -> frames that arrived while the thread's history was being replayed. */
+  private final Map<String, List<JsonObject>> held = new HashMap<>();
+  private final ArrayDeque<String> queue = new ArrayDeque<>();
+  private long queuedBytes;
+  private boolean closed;
+
+  /** A client frame that breaks the protocol; the message names what is wrong. */
+  private static final class BadFrame extends Exception {
+    BadFrame(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  ChatSocket(WebRoom room, Vertx vertx, ServerWebSocket ws) {
+    this.room = room;
+    this.vertx = vertx;
+    this.ws = ws;
+  }
+
+  void start() {
+    ws.textMessageHandler(this::frame);
+    ws.binaryMessageHandler(b -> error("bad_frame", "binary frames are not part of the protocol; send JSON text", null,
+        null));
+    ws.closeHandler(v -> close());
+    ws.exceptionHandler(err -> log.debug("chat socket error: {}", err.getMessage()));
+    ws.drainHandler(v -> drain());
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject()).onComplete(done -> {
+      JsonArray agents = new JsonArray();
+      for (AgentSpec a : room.settings().agents()) {
+        agents.add(new JsonObject().put("id", a.id()).put("name", a.name()));
+      }
+      JsonArray threads = new JsonArray();
+      if (done.succeeded()) {
+        for (Object o : done.result().body().getJsonArray("threads")) {
+          JsonObject t = (JsonObject) o;
+          threads.add(new JsonObject().put("threadId", t.getString("threadId")).put("agent", t.getString("agent"))
+              .put("title", t.getString("title")).put("busy", t.getBoolean("busy")));
+        }
+      }
+      send(new JsonObject().put("type", "welcome").put("version", room.version()).put("agents", agents)
+          .put("defaultAgent", room.settings().defaultAgent()).put("threads", threads));
+    });
+  }
+
+  // ---- client frames ----
+
+  private void frame(String text) {
+    if (closed) {
+      return;
+    }
+    JsonObject f = null;
+    try {
+      if (text.length() > MAX_FRAME_BYTES / 4 && text.getBytes(StandardCharsets.UTF_8).length > MAX_FRAME_BYTES) {
+        throw new BadFrame("a frame may carry at most 1 MiB");
+      }
+      try {
+        f = new JsonObject(text);
+      } catch (DecodeException | ClassCastException e) {
+        throw new BadFrame("a frame must be one JSON object");
+      }
+      if (!(f.getValue("type") instanceof String type)) {
+        throw new BadFrame("the frame has no \"type\"");
+      }
+      switch (type) {
+        case "ping" -> send(new JsonObject().put("type", "pong"));
+        case "new_thread" -> newThread(f);
+        case "attach" -> attach(f);
+        case "prompt" -> prompt(f);
+        case "cancel" -> cancel(f);
+        case "permission_answer" -> answer(f);
+        default -> throw new BadFrame("unknown type \"" + type + "\"");
+      }
+    } catch (BadFrame e) {
+      error("bad_frame", e.getMessage(), f == null ? null : f.getValue("requestId"),
+          f == null ? null : f.getValue("clientRef"));
+    }
+  }
+
+  private static String text(JsonObject f, String field) throws BadFrame {
+    if (!(f.getValue(field) instanceof String s) || s.isEmpty()) {
+      throw new BadFrame("\"" + field + "\" must be a non-empty string");
+    }
+    return s;
+  }
+
+  private static Object clientRef(JsonObject f) throws BadFrame {
+    Object ref = f.getValue("clientRef");
+    if (ref != null && !(ref instanceof String) && !(ref instanceof Number)) {
+      throw new BadFrame("\"clientRef\" must be a string or a number");
+    }
+    return ref;
+  }
+
+  private void newThread(JsonObject f) throws BadFrame {
+    Object ref = clientRef(f);
+    JsonObject body = new JsonObject().put("surface", WebRoom.SURFACE);
+    if (f.getValue("agent") != null) {
+      body.put("agent", text(f, "agent"));
+    }
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_CREATE, body)
+        .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.body().getString("threadId"))
+            .put("agent", reply.body().getString("agent")).put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  private void attach(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    Object after = f.getValue("afterSeq");
+    if (after != null && !(after instanceof Number n && n.longValue() >= 0)) {
+      throw new BadFrame("\"afterSeq\" must be a number, 0 or more");
+    }
+    long afterSeq = after == null ? 0 : ((Number) after).longValue();
+    var bus = vertx.eventBus();
+    bus.<JsonObject>request(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
+            .put("surface", WebRoom.SURFACE))
+        .onFailure(err -> fail(err, null, null))
+        .onSuccess(thread -> {
+          if (closed) {
+            return;
+          }
+          held.put(threadId, new ArrayList<>());
+          room.attach(threadId, this);
+          long from = Math.max(afterSeq, thread.body().getLong("lastSeq") - REPLAY_LIMIT);
+          bus.<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
+                  .put("afterSeq", from).put("limit", REPLAY_LIMIT))
+              .compose(history -> {
+                lastSeq.put(threadId, afterSeq);
+                for (Object o : history.body().getJsonArray("events")) {
+                  JsonObject e = (JsonObject) o;
+                  sendEvent(threadId, e.getLong("seq"), e.getLong("at"), e.getJsonObject("event"));
+                }
+                return bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId));
+              })
+              .compose(pending -> {
+                pending.body().getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
+                return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
+              })
+              .onComplete(done -> {
+                List<JsonObject> waiting = held.remove(threadId);
+                if (waiting != null) {
+                  waiting.forEach(this::deliver);
+                }
+                if (done.succeeded()) {
+                  send(new JsonObject().put("type", "turn").put("threadId", threadId)
+                      .put("busy", done.result().body().getBoolean("busy")));
+                } else {
+                  fail(done.cause(), null, null);
+                }
+              });
+        });
+  }
+
+  private void prompt(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    if (!(f.getValue("text") instanceof String body) || body.isBlank()) {
+      throw new BadFrame("\"text\" must be a non-empty string");
+    }
+    Object ref = clientRef(f);
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+            .put("text", body).put("surface", WebRoom.SURFACE))
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  private void cancel(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", threadId))
+        .onFailure(err -> fail(err, null, null));
+  }
+
+  private void answer(JsonObject f) throws BadFrame {
+    String requestId = text(f, "requestId");
+    String optionId = text(f, "optionId");
+    vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+            .put("optionId", optionId).put("surface", WebRoom.SURFACE))
+        .onFailure(err -> fail(err, requestId, null));
+  }
+
+  // ---- what the room sends this socket ----
+
+  void event(JsonObject body) {
+    deliver(new JsonObject().put("kind", "event").put("body", body));
+  }
+
+  void card(JsonObject card) {
+    deliver(new JsonObject().put("kind", "frame").put("threadId", card.getString("threadId")).put("body", cardFrame(card)));
+  }
+
+  void resolved(JsonObject fact) {
+    deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
+        .put("body", new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
+            .put("requestId", fact.getString("requestId")).put("outcome", fact.getJsonObject("outcome"))
+            .put("endedAt", Instant.ofEpochMilli(fact.getLong("endedAt")).toString())));
+  }
+
+  /** Sends now, or holds while the thread's history is being replayed. */
+  private void deliver(JsonObject item) {
+    boolean isEvent = "event".equals(item.getString("kind"));
+    String threadId = isEvent ? item.getJsonObject("body").getString("threadId") : item.getString("threadId");
+    List<JsonObject> waiting = held.get(threadId);
+    if (waiting != null) {
+      waiting.add(item);
+      return;
+    }
+    if (isEvent) {
+      JsonObject b = item.getJsonObject("body");
+      sendEvent(threadId, b.getLong("seq"), b.getLong("at"), b.getJsonObject("event"));
+    } else {
+      send(item.getJsonObject("body"));
+    }
+  }
+
+  private void sendEvent(String threadId, long seq, Long at, JsonObject event) {
+    if (seq <= lastSeq.getOrDefault(threadId, 0L)) {
+      return; // already sent (replay and live overlap)
+    }
+    lastSeq.put(threadId, seq);
+    send(new JsonObject().put("type", "event").put("threadId", threadId).put("seq", seq).put("at", at)
+        .put("event", event));
+    String kind = event.getString("kind");
+    if ("turn_started".equals(kind) || "turn_ended".equals(kind) || "agent_exited".equals(kind)) {
+      send(new JsonObject().put("type", "turn").put("threadId", threadId).put("busy", "turn_started".equals(kind)));
+    }
+  }
+
+  private static JsonObject cardFrame(JsonObject card) {
+    return new JsonObject().put("type", "permission_request").put("threadId", card.getString("threadId"))
+        .put("requestId", card.getString("requestId")).put("toolCall", card.getJsonObject("toolCall"))
+        .put("options", card.getJsonArray("options"))
+        .put("createdAt", Instant.ofEpochMilli(card.getLong("createdAt")).toString());
+  }
+
+  private void fail(Throwable err, Object requestId, Object clientRef) {
+    error(WebRoom.code(err).wireName, err.getMessage(), requestId, clientRef);
+  }
+
+  private void error(String code, String message, Object requestId, Object clientRef) {
+    JsonObject frame = new JsonObject().put("type", "error").put("code", code).put("message", message);
+    if (requestId != null) {
+      frame.put("requestId", requestId);
+    }
+    if (clientRef != null) {
+      frame.put("clientRef", clientRef);
+    }
+    send(frame);
+  }
+
+  // ---- the bounded send queue ----
+
+  private void send(JsonObject frame) {
+    if (closed) {
+      return;
+    }
+    String text = frame.encode();
+    if (queue.isEmpty() && !ws.writeQueueFull()) {
+      ws.writeTextMessage(text);
+      return;
+    }
+    queue.add(text);
+    queuedBytes += text.length();
+    if (queuedBytes > MAX_QUEUED_BYTES) {
+      log.warn("closing a chat socket that stopped reading ({} bytes waiting)", queuedBytes);
+      close();
+      ws.close((short) 1008, "this browser stopped reading: reconnect and resume with afterSeq");
+    }
+  }
+
+  private void drain() {
+    while (!queue.isEmpty() && !ws.writeQueueFull()) {
+      String text = queue.poll();
+      queuedBytes -= text.length();
+      ws.writeTextMessage(text);
+    }
+  }
+
+  private void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    queue.clear();
+    for (String threadId : new ArrayList<>(lastSeq.keySet())) {
+      room.detach(threadId, this);
+    }
+    for (String threadId : new ArrayList<>(held.keySet())) {
+      room.detach(threadId, this);
+    }
+  }
+
+}

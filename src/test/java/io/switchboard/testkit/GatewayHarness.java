@@ -1,0 +1,45 @@
+package io.switchboard.testkit;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+
+import io.switchboard.Gateway;
+import io.switchboard.config.AccessToken;
+import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Settings;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.util.List;
+
+/** The whole gateway in this JVM (every room, a real HTTP port), with a known access token. */
+public final class GatewayHarness implements AutoCloseable {
+  public final Vertx vertx;
+  public final Path dataDir;
+  public final Settings settings;
+  public final String token;
+  private final Gateway gateway;
+  public final int port;
+
+  public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, AgentSpec... agents) throws Exception {
+    this.vertx = vertx;
+    this.dataDir = dataDir;
+    this.settings = new Settings(new Settings.Http("127.0.0.1", 0, allowedOrigins, false), dataDir,
+        agents[0].id(), List.of(agents), List.of(), Settings.LogFormat.TEXT);
+    AccessToken.ensurePrivateDirectory(dataDir);
+    this.token = new AccessToken(settings.tokenFile()).ensure().token();
+    this.gateway = await(new Gateway(vertx, settings, "test").start());
+    this.port = gateway.port();
+  }
+
+  public String url(String path) {
+    return "http://127.0.0.1:" + port + path;
+  }
+
+  public Path workspace(String threadId) {
+    return dataDir.resolve("workspaces").resolve(threadId);
+  }
+
+  @Override
+  public void close() {
+    await(gateway.stop());
+  }
+}

@@ -1,0 +1,333 @@
+package io.switchboard.web;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.GatewayHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.UpgradeRejectedException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** /ws/chat and the HTTP API as CONTRACT.md fixes them, over real sockets. */
+@ExtendWith(VertxExtension.class)
+class ChatProtocolTest {
+  @TempDir
+  Path dir;
+  GatewayHarness gateway;
+  Vertx vertx;
+  final List<ChatClient> clients = new ArrayList<>();
+  final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    gateway = new GatewayHarness(vertx, dir, List.of("https://allowed.example"), AgentHarness.demo());
+  }
+
+  @AfterEach
+  void stop() {
+    clients.forEach(ChatClient::close);
+    gateway.close();
+  }
+
+  private ChatClient client() {
+    ChatClient c = ChatClient.open(vertx, gateway.port, gateway.token);
+    clients.add(c);
+    c.next("welcome");
+    return c;
+  }
+
+  private int upgradeStatus(String bearer, String origin) {
+    try {
+      clients.add(await(ChatClient.connect(vertx, gateway.port, bearer, origin)));
+      return 101;
+    } catch (AssertionError e) {
+      if (e.getCause() instanceof UpgradeRejectedException rejected) {
+        return rejected.getStatus();
+      }
+      throw e;
+    }
+  }
+
+  private String newThread(ChatClient c) {
+    JsonObject t = c.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("clientRef", "r1"))
+        .next("thread");
+    assertEquals("r1", t.getString("clientRef"));
+    assertEquals("demo", t.getString("agent"));
+    return t.getString("threadId");
+  }
+
+  private JsonObject error(ChatClient c) {
+    return c.next("error");
+  }
+
+  @Test
+  void theUpgradeChecksTheTokenThenTheOrigin() {
+    assertEquals(401, upgradeStatus(null, null));
+    assertEquals(401, upgradeStatus("not-the-token", "http://127.0.0.1:" + gateway.port));
+    assertEquals(403, upgradeStatus(gateway.token, "https://evil.example"));
+    assertEquals(101, upgradeStatus(gateway.token, "https://allowed.example"));
+    assertEquals(101, upgradeStatus(gateway.token, "http://127.0.0.1:" + gateway.port));
+    assertEquals(101, upgradeStatus(gateway.token, null)); // scripts send no Origin
+  }
+
+  @Test
+  void loginGivesAStrictHttpOnlyCookieThatOpensTheApi() throws Exception {
+    HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/login")))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"token\":\"wrong\"}")).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(401, bad.statusCode());
+    HttpResponse<String> good = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/login")))
+        .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("token", gateway.token).encode())).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(204, good.statusCode());
+    String cookie = good.headers().firstValue("Set-Cookie").orElseThrow();
+    assertTrue(cookie.toLowerCase().contains("httponly"), cookie);
+    assertTrue(cookie.contains("SameSite=Strict"), cookie);
+    String session = cookie.substring(0, cookie.indexOf(';'));
+    assertEquals(401, http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/permissions"))).build(),
+        HttpResponse.BodyHandlers.ofString()).statusCode());
+    HttpResponse<String> ledger = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/permissions?state=all")))
+        .header("Cookie", session).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, ledger.statusCode());
+    assertNotNull(new JsonObject(ledger.body()).getJsonArray("requests"));
+    assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/permissions")))
+        .header("Authorization", "Bearer " + gateway.token).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+    assertEquals(400, http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/permissions?limit=x")))
+        .header("Authorization", "Bearer " + gateway.token).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+  }
+
+  @Test
+  void thePageIsServedWithAStrictPolicyAndNoInlineScript() throws Exception {
+    HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/"))).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, page.statusCode());
+    String csp = page.headers().firstValue("Content-Security-Policy").orElseThrow();
+    assertTrue(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), csp);
+    assertTrue(csp.contains("frame-ancestors 'none'"), csp);
+    assertEquals("nosniff", page.headers().firstValue("X-Content-Type-Options").orElseThrow());
+    assertFalse(page.body().matches("(?s).*<script(?![^>]*\\bsrc=)[^>]*>.*"), "no inline script in index.html");
+    HttpResponse<String> purify = http.send(HttpRequest.newBuilder(URI.create(
+        gateway.url("/webjars/dompurify/3.2.6/dist/purify.es.mjs"))).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, purify.statusCode());
+    assertTrue(purify.headers().firstValue("Content-Type").orElseThrow().startsWith("text/javascript"));
+    assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(gateway.url("/webjars/marked/15.0.12/lib/marked.esm.js")))
+        .build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+  }
+
+  @Test
+  void aWholeTurnWithACardAnsweredOverTheSocket() throws Exception {
+    ChatClient c = client();
+    String t = newThread(c);
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    assertFalse(c.next("turn").getBoolean("busy"));
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "hello there"));
+    JsonObject first = c.next("event");
+    assertEquals("user_message", first.getJsonObject("event").getString("kind"));
+    assertEquals(1, first.getLong("seq"));
+    assertTrue(c.next("turn").getBoolean("busy"));
+    JsonObject card = c.next("permission_request");
+    assertEquals(t, card.getString("threadId"));
+    assertNotNull(card.getString("createdAt"));
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+        .put("optionId", "allow-once"));
+    JsonObject resolved = c.next("permission_resolved");
+    assertEquals("selected", resolved.getJsonObject("outcome").getString("outcome"));
+    assertEquals("web", resolved.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    JsonObject end = c.next(f -> "event".equals(f.getString("type"))
+        && "turn_ended".equals(f.getJsonObject("event").getString("kind")), "turn_ended");
+    assertEquals("end_turn", end.getJsonObject("event").getString("stopReason"));
+    assertFalse(c.next("turn").getBoolean("busy"));
+    assertTrue(Files.exists(gateway.workspace(t).resolve("demo-notes.md")));
+    // seq increases by one with no gaps
+    long expected = 1;
+    for (JsonObject f : c.seen) {
+      if ("event".equals(f.getString("type"))) {
+        assertEquals(expected++, f.getLong("seq"));
+      }
+    }
+    c.send(new JsonObject().put("type", "ping"));
+    c.next("pong");
+    // The welcome of a new socket lists the thread.
+    ChatClient other = ChatClient.open(vertx, gateway.port, gateway.token);
+    clients.add(other);
+    assertEquals(t, other.next("welcome").getJsonArray("threads").getJsonObject(0).getString("threadId"));
+  }
+
+  @Test
+  void everyErrorCode() throws Exception {
+    ChatClient c = client();
+    String t = newThread(c);
+    c.send("not json");
+    assertEquals("bad_frame", error(c).getString("code"));
+    c.send("[1,2]");
+    assertEquals("bad_frame", error(c).getString("code"));
+    c.send("{}");
+    assertTrue(error(c).getString("message").contains("type"));
+    c.send(new JsonObject().put("type", "dance"));
+    assertTrue(error(c).getString("message").contains("dance"));
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t));
+    assertTrue(error(c).getString("message").contains("text"));
+    c.send(new JsonObject().put("type", "attach").put("threadId", "t_nope"));
+    assertEquals("unknown_thread", error(c).getString("code"));
+    c.send(new JsonObject().put("type", "prompt").put("threadId", "t_nope").put("text", "x").put("clientRef", 7));
+    JsonObject unknownThread = error(c);
+    assertEquals("unknown_thread", unknownThread.getString("code"));
+    assertEquals(7, unknownThread.getInteger("clientRef"));
+    c.send(new JsonObject().put("type", "new_thread").put("agent", "nobody"));
+    assertTrue(error(c).getString("message").contains("nobody"));
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", "pr_nope").put("optionId", "x"));
+    JsonObject unknown = error(c);
+    assertEquals("unknown_request", unknown.getString("code"));
+    assertEquals("pr_nope", unknown.getString("requestId"));
+
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "edit please"));
+    String requestId = c.next("permission_request").getString("requestId");
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "maybe"));
+    assertEquals("invalid_option", error(c).getString("code"));
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "reject"));
+    c.next("permission_resolved");
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "reject"));
+    assertEquals("already_answered", error(c).getString("code"));
+
+    // A card raised while only an IM chat was attached: the web sees it but may not answer it.
+    JsonObject im = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_CREATE,
+        new JsonObject().put("agent", "demo").put("surface", "telegram:42"))).body();
+    String imThread = im.getString("threadId");
+    List<JsonObject> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
+    vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> shown.add(m.body()));
+    await(vertx.eventBus().request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", imThread)
+        .put("text", "from telegram").put("surface", "telegram:42")));
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> shown.stream()
+        .anyMatch(card -> card.getString("threadId").equals(imThread)), "the IM card");
+    c.send(new JsonObject().put("type", "attach").put("threadId", imThread));
+    String imRequest = c.next("permission_request").getString("requestId");
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", imRequest).put("optionId", "allow-once"));
+    assertEquals("not_eligible", error(c).getString("code"));
+
+    // A full lane: 16 prompts wait at most.
+    String busyThread = newThread(c);
+    String code = null;
+    for (int i = 0; i < 20 && code == null; i++) {
+      c.send(new JsonObject().put("type", "prompt").put("threadId", busyThread).put("text", "p" + i));
+      try {
+        await(vertx.eventBus().request(Addresses.THREAD_GET, new JsonObject().put("threadId", busyThread)));
+      } catch (AssertionError ignored) {
+        // not expected
+      }
+    }
+    code = c.next(f -> "error".equals(f.getString("type")) && "busy".equals(f.getString("code")), "busy")
+        .getString("code");
+    assertEquals("busy", code);
+  }
+
+  @Test
+  void anOversizedFrameAndGarbageChangeNothingAndTheSocketStaysOpen() throws Exception {
+    ChatClient c = client();
+    String big = new JsonObject().put("type", "prompt").put("threadId", "x").put("text", "y".repeat(1_500_000)).encode();
+    c.send(big);
+    JsonObject e = error(c);
+    assertEquals("bad_frame", e.getString("code"));
+    assertTrue(e.getString("message").contains("1 MiB"), e.getString("message"));
+    await(c.ws.writeBinaryMessage(io.vertx.core.buffer.Buffer.buffer(new byte[] {1, 2, 3})));
+    assertEquals("bad_frame", error(c).getString("code"));
+    c.send(new JsonObject().put("type", "ping"));
+    c.next("pong");
+    JsonObject threads = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject())).body();
+    assertEquals(0, threads.getJsonArray("threads").size(), "nothing was created");
+  }
+
+  @Test
+  void resumeAfterADisconnectWithACardPending() {
+    ChatClient first = client();
+    String t = newThread(first);
+    first.send(new JsonObject().put("type", "attach").put("threadId", t));
+    first.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "resume me"));
+    String requestId = first.next("permission_request").getString("requestId");
+    long lastSeq = first.seen.stream().filter(f -> "event".equals(f.getString("type")))
+        .mapToLong(f -> f.getLong("seq")).max().orElseThrow();
+    first.close();
+
+    ChatClient second = client();
+    second.send(new JsonObject().put("type", "attach").put("threadId", t).put("afterSeq", lastSeq));
+    JsonObject card = second.next("permission_request");
+    assertEquals(requestId, card.getString("requestId"));
+    assertTrue(second.next("turn").getBoolean("busy"));
+    assertTrue(second.seen.stream().filter(f -> "event".equals(f.getString("type")))
+        .allMatch(f -> f.getLong("seq") > lastSeq), "only events after afterSeq are replayed");
+    second.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "allow-once"));
+    assertEquals("selected", second.next("permission_resolved").getJsonObject("outcome").getString("outcome"));
+  }
+
+  @Test
+  void twoSocketsAnswerTheSameCardAtOnceAndExactlyOneWins() {
+    ChatClient a = client();
+    ChatClient b = client();
+    String t = newThread(a);
+    a.send(new JsonObject().put("type", "attach").put("threadId", t));
+    b.send(new JsonObject().put("type", "attach").put("threadId", t));
+    a.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "race"));
+    String requestId = a.next("permission_request").getString("requestId");
+    assertEquals(requestId, b.next("permission_request").getString("requestId"));
+    JsonObject answer = new JsonObject().put("type", "permission_answer").put("requestId", requestId);
+    a.ws.writeTextMessage(answer.copy().put("optionId", "allow-once").encode());
+    b.ws.writeTextMessage(answer.copy().put("optionId", "reject").encode());
+    JsonObject resolvedA = a.next("permission_resolved");
+    JsonObject resolvedB = b.next("permission_resolved");
+    assertEquals(resolvedA.getJsonObject("outcome"), resolvedB.getJsonObject("outcome"), "every tab sees the same end");
+    a.next(f -> "event".equals(f.getString("type")) && "turn_ended".equals(f.getJsonObject("event").getString("kind")),
+        "turn_ended");
+    long refusals = 0;
+    for (ChatClient c : List.of(a, b)) {
+      c.drain();
+      refusals += c.seen.stream().filter(f -> "error".equals(f.getString("type"))
+          && "already_answered".equals(f.getString("code"))).count();
+    }
+    assertEquals(1, refusals, "the loser is told already_answered");
+  }
+
+  @Test
+  void aBrowserThatStopsReadingIsDisconnectedWithAReason() throws Exception {
+    ChatClient slow = client();
+    String t = newThread(slow);
+    slow.send(new JsonObject().put("type", "attach").put("threadId", t));
+    slow.next("turn");
+    slow.ws.pause();
+    String chunk = "z".repeat(500_000);
+    for (int i = 0; i < 100; i++) {
+      vertx.eventBus().publish(Addresses.threadEvents(t), new JsonObject().put("threadId", t).put("seq", 1000 + i)
+          .put("at", 0L).put("event", new JsonObject().put("kind", "system").put("text", chunk)));
+    }
+    // The server gave up on it; reading again shows why.
+    Thread.sleep(500);
+    slow.ws.resume();
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> slow.closeCode != null, "the close frame");
+    assertEquals((short) 1008, slow.closeCode);
+    assertTrue(slow.closeReason.contains("stopped reading"), slow.closeReason);
+    // Others are unaffected.
+    ChatClient fine = client();
+    fine.send(new JsonObject().put("type", "ping"));
+    fine.next("pong");
+  }
+
+}

@@ -1,0 +1,445 @@
+// The Switchboard chat page: one /ws/chat socket, threads on the left, the current thread's
+// events, tool calls, plan and permission cards on the right. Agent text is Markdown, rendered
+// with marked and sanitized with DOMPurify before it becomes HTML.
+import { marked } from '/webjars/marked/15.0.12/lib/marked.esm.js';
+import DOMPurify from '/webjars/dompurify/3.2.6/dist/purify.es.mjs';
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+};
+const markdown = (text) => DOMPurify.sanitize(marked.parse(text ?? '', { async: false }));
+const time = (iso) => iso ? new Date(iso).toLocaleTimeString() : '';
+
+const state = {
+  socket: null,
+  retry: 0,
+  agents: [],
+  defaultAgent: null,
+  threads: new Map(),   // threadId -> { info, lastSeq, busy, view }
+  current: null,
+  pendingThread: null,  // clientRef of a new_thread we wait for
+};
+
+// ---- login ----
+
+async function checkSession() {
+  const r = await fetch('/api/session', { credentials: 'same-origin' });
+  if (r.ok) { showApp(); connect(); } else { showLogin(); }
+}
+
+function showLogin(message) {
+  $('app').hidden = true;
+  $('login').hidden = false;
+  $('login-error').textContent = message ?? '';
+  $('token').focus();
+}
+
+function showApp() {
+  $('login').hidden = true;
+  $('app').hidden = false;
+}
+
+$('login-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const r = await fetch('/api/login', {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: $('token').value.trim() }),
+  });
+  if (r.status === 204) { $('token').value = ''; showApp(); connect(); }
+  else { showLogin(r.status === 401 ? 'That token is not right.' : 'Login failed (' + r.status + ').'); }
+});
+
+$('logout').addEventListener('click', async () => {
+  await fetch('/api/logout', { method: 'POST', credentials: 'same-origin' });
+  if (state.socket) state.socket.close();
+  location.reload();
+});
+
+// ---- the socket ----
+
+function connect() {
+  const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws/chat';
+  const ws = new WebSocket(url);
+  state.socket = ws;
+  setConn('connecting…', '');
+  let opened = false;
+  ws.onopen = () => {
+    opened = true;
+    state.retry = 0;
+    setConn('connected', 'up');
+    // Resume every thread this page follows, from the last event it has.
+    for (const [id, t] of state.threads) {
+      if (t.view) send({ type: 'attach', threadId: id, afterSeq: t.lastSeq });
+    }
+  };
+  ws.onmessage = (m) => receive(JSON.parse(m.data));
+  ws.onclose = async (ev) => {
+    if (state.socket !== ws) return;
+    setConn('disconnected', 'down');
+    if (!opened) {
+      const r = await fetch('/api/session', { credentials: 'same-origin' }).catch(() => null);
+      if (r && r.status === 401) { showLogin('Your session ended; log in again.'); return; }
+    }
+    if (ev.reason) toast(ev.reason);
+    const delay = Math.min(15000, 500 * 2 ** state.retry++) * (0.75 + Math.random() / 2);
+    setTimeout(connect, delay);
+  };
+}
+
+function send(frame) {
+  if (state.socket && state.socket.readyState === WebSocket.OPEN) {
+    state.socket.send(JSON.stringify(frame));
+    return true;
+  }
+  toast('Not connected; trying again…');
+  return false;
+}
+
+function setConn(text, cls) {
+  const c = $('conn');
+  c.textContent = text;
+  c.className = 'conn ' + cls;
+}
+
+function toast(text) {
+  const t = $('toast');
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, 4000);
+}
+
+function receive(f) {
+  switch (f.type) {
+    case 'welcome': return welcome(f);
+    case 'thread': return threadCreated(f);
+    case 'event': return threadOf(f.threadId).view && event(f);
+    case 'permission_request': return card(f);
+    case 'permission_resolved': return resolved(f);
+    case 'turn': return turn(f.threadId, f.busy);
+    case 'error': return toast(f.message ? f.code + ': ' + f.message : f.code);
+    case 'pong': return;
+  }
+}
+
+// ---- threads ----
+
+function welcome(f) {
+  state.agents = f.agents;
+  state.defaultAgent = f.defaultAgent;
+  const select = $('agent-select');
+  select.replaceChildren(...f.agents.map((a) => {
+    const o = el('option', null, a.name);
+    o.value = a.id;
+    o.selected = a.id === f.defaultAgent;
+    return o;
+  }));
+  for (const t of f.threads) {
+    const known = threadOf(t.threadId);
+    known.info = t;
+    known.busy = t.busy;
+  }
+  renderThreads();
+  if (!state.current && f.threads.length) open(f.threads[f.threads.length - 1].threadId);
+}
+
+function threadOf(id) {
+  if (!state.threads.has(id)) state.threads.set(id, { info: { threadId: id }, lastSeq: 0, busy: false, view: null });
+  return state.threads.get(id);
+}
+
+$('new-thread').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  state.pendingThread = 'new-' + Date.now();
+  send({ type: 'new_thread', agent: $('agent-select').value, clientRef: state.pendingThread });
+});
+
+function threadCreated(f) {
+  const t = threadOf(f.threadId);
+  t.info = { threadId: f.threadId, agent: f.agent, title: null, busy: false };
+  renderThreads();
+  if (f.clientRef === state.pendingThread) open(f.threadId);
+}
+
+function renderThreads() {
+  const list = $('threads');
+  list.replaceChildren(...[...state.threads.values()].reverse().map((t) => {
+    const b = el('button', t.info.threadId === state.current ? 'current' : '');
+    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
+    b.addEventListener('click', () => open(t.info.threadId));
+    const li = el('li');
+    li.append(b);
+    return li;
+  }));
+}
+
+function agentName(id) {
+  return (state.agents.find((a) => a.id === id) || { name: id || '' }).name;
+}
+
+function open(id) {
+  const t = threadOf(id);
+  state.current = id;
+  if (!t.view) {
+    t.view = { log: el('section', 'log'), plan: null, tools: new Map(), cards: new Map(), agentMsg: null, thought: null };
+    t.view.log.setAttribute('aria-live', 'polite');
+    t.view.log.id = 'log';
+    send({ type: 'attach', threadId: id, afterSeq: 0 });
+  }
+  $('log').replaceWith(t.view.log);
+  $('thread-title').textContent = t.info.title || 'New thread';
+  $('input').disabled = false;
+  $('send').disabled = false;
+  renderPlan(t);
+  turn(id, t.busy);
+  renderThreads();
+  $('app').classList.remove('menu-open');
+  $('input').focus();
+}
+
+$('menu').addEventListener('click', () => $('app').classList.toggle('menu-open'));
+
+// ---- composing ----
+
+$('composer').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const text = $('input').value;
+  if (!text.trim() || !state.current) return;
+  if (send({ type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() })) $('input').value = '';
+});
+
+$('input').addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+
+$('stop').addEventListener('click', () => state.current && send({ type: 'cancel', threadId: state.current }));
+
+function turn(id, busy) {
+  const t = threadOf(id);
+  t.busy = busy;
+  if (id !== state.current) return;
+  $('busy').hidden = !busy;
+  $('stop').disabled = !busy;
+}
+
+// ---- events ----
+
+function event(f) {
+  const t = threadOf(f.threadId);
+  if (f.seq <= t.lastSeq) return;
+  t.lastSeq = f.seq;
+  const v = t.view;
+  const e = f.event;
+  const stick = v.log.scrollHeight - v.log.scrollTop - v.log.clientHeight < 80;
+  v.log.querySelector('.empty')?.remove();
+  switch (e.kind) {
+    case 'user_message':
+      v.agentMsg = null; v.thought = null;
+      v.log.append(el('div', 'msg user', e.text));
+      if (!t.info.title) { t.info.title = e.text.slice(0, 60); renderThreads(); if (f.threadId === state.current) $('thread-title').textContent = t.info.title; }
+      break;
+    case 'acp':
+      update(t, e.update);
+      break;
+    case 'turn_started':
+      v.agentMsg = null; v.thought = null;
+      break;
+    case 'turn_ended':
+      v.agentMsg = null; v.thought = null;
+      if (e.stopReason && e.stopReason !== 'end_turn') system(v, stopText(e.stopReason), e.stopReason === 'error');
+      break;
+    case 'agent_exited':
+      v.agentMsg = null;
+      system(v, 'The agent exited' + (e.signal ? ' (' + e.signal + ')' : e.code !== undefined ? ' with code ' + e.code : '')
+        + '. The next message starts it again.', true);
+      break;
+    case 'system':
+      system(v, e.text, e.level === 'error');
+      break;
+  }
+  if (stick) v.log.scrollTop = v.log.scrollHeight;
+}
+
+function stopText(reason) {
+  return { cancelled: 'Stopped.', max_tokens: 'The agent hit its token limit.', refusal: 'The agent refused.',
+    max_turn_requests: 'The agent hit its request limit.', error: 'The turn failed.' }[reason] || 'Turn ended: ' + reason;
+}
+
+function system(v, text, isError) {
+  v.log.append(el('div', 'msg system' + (isError ? ' error' : ''), text));
+}
+
+function update(t, u) {
+  const v = t.view;
+  switch (u.sessionUpdate) {
+    case 'agent_message_chunk': {
+      if (!v.agentMsg) {
+        v.agentMsg = { el: el('div', 'msg agent'), text: '' };
+        v.log.append(v.agentMsg.el);
+      }
+      v.agentMsg.text += blockText(u.content);
+      v.agentMsg.el.innerHTML = markdown(v.agentMsg.text);
+      break;
+    }
+    case 'agent_thought_chunk': {
+      if (!v.thought) {
+        const d = el('details', 'thought');
+        d.append(el('summary', null, 'Thinking'), el('div'));
+        v.thought = { el: d, text: '' };
+        v.log.append(d);
+      }
+      v.thought.text += blockText(u.content);
+      v.thought.el.lastChild.innerHTML = markdown(v.thought.text);
+      break;
+    }
+    case 'user_message_chunk':
+      v.log.append(el('div', 'msg user', blockText(u.content)));
+      break;
+    case 'tool_call':
+    case 'tool_call_update':
+      v.agentMsg = null;
+      toolCall(v, u);
+      break;
+    case 'plan':
+      v.plan = u.entries || [];
+      if (t.info.threadId === state.current) renderPlan(t);
+      break;
+    default:
+      break; // other kinds (commands, modes, usage) are not shown
+  }
+}
+
+function blockText(c) {
+  if (!c) return '';
+  if (c.type === 'text') return c.text || '';
+  if (c.type === 'resource_link') return '[' + (c.name || c.uri) + '](' + c.uri + ')';
+  if (c.type === 'resource') return c.resource?.text || '';
+  return '';
+}
+
+function renderPlan(t) {
+  const box = $('plan');
+  const entries = t.view?.plan;
+  if (!entries || !entries.length) { box.hidden = true; return; }
+  const ol = el('ol');
+  for (const p of entries) ol.append(el('li', p.status, p.content));
+  box.replaceChildren(el('strong', null, 'Plan'), ol);
+  box.hidden = false;
+}
+
+function toolCall(v, u) {
+  let tc = v.tools.get(u.toolCallId);
+  if (!tc) {
+    tc = { data: {}, el: el('div', 'tool') };
+    v.tools.set(u.toolCallId, tc);
+    v.log.append(tc.el);
+  }
+  for (const [k, val] of Object.entries(u)) if (val !== undefined && val !== null) tc.data[k] = val;
+  renderToolBody(tc.el, tc.data);
+}
+
+function renderToolBody(box, d) {
+  const head = el('div', 'tool-head');
+  head.append(el('span', 'badge', d.kind || 'tool'), el('span', 'tool-title', d.title || d.toolCallId));
+  if (d.status) head.append(el('span', 'badge ' + d.status, d.status.replace('_', ' ')));
+  const parts = [head];
+  if (Array.isArray(d.locations) && d.locations.length) {
+    const ul = el('ul', 'locations');
+    for (const l of d.locations) ul.append(el('li', null, l.path + (l.line ? ':' + l.line : '')));
+    parts.push(ul);
+  }
+  for (const c of d.content || []) {
+    if (c.type === 'diff') parts.push(diff(c));
+    else if (c.type === 'content') { const div = el('div'); div.innerHTML = markdown(blockText(c.content)); parts.push(div); }
+    else if (c.type === 'terminal') parts.push(el('div', 'badge', 'terminal ' + c.terminalId));
+  }
+  box.replaceChildren(...parts);
+}
+
+// A line diff (longest common subsequence), enough for the edits agents propose.
+function diff(c) {
+  const box = el('div', 'diff');
+  box.append(el('div', 'path', c.path));
+  const a = (c.oldText ?? '').split('\n');
+  const b = (c.newText ?? '').split('\n');
+  if (c.oldText == null) { for (const line of b) box.append(el('div', 'add', '+ ' + line)); return box; }
+  if (a.length * b.length > 4_000_000) { for (const line of b) box.append(el('div', null, '  ' + line)); return box; }
+  const n = a.length, m = b.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--)
+    lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) { box.append(el('div', null, '  ' + a[i])); i++; j++; }
+    else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) { box.append(el('div', 'add', '+ ' + b[j])); j++; }
+    else { box.append(el('div', 'del', '- ' + a[i])); i++; }
+  }
+  return box;
+}
+
+// ---- permission cards ----
+
+function card(f) {
+  const t = threadOf(f.threadId);
+  if (!t.view || t.view.cards.has(f.requestId)) return;
+  const box = el('div', 'card');
+  box.dataset.requestId = f.requestId;
+  const tc = f.toolCall || {};
+  box.append(el('h3', null, 'Permission: ' + (tc.title || tc.toolCallId || 'a tool call')));
+  const detail = el('div', 'tool');
+  renderToolBody(detail, tc);
+  box.append(detail);
+  if (tc.rawInput !== undefined) {
+    const d = el('details');
+    d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc.rawInput, null, 2)));
+    box.append(d);
+  }
+  const options = el('div', 'options');
+  for (const o of f.options || []) {
+    const b = el('button', o.kind, o.name);
+    b.dataset.optionId = o.optionId;
+    b.addEventListener('click', () => {
+      options.querySelectorAll('button').forEach((x) => { x.disabled = true; });
+      if (!send({ type: 'permission_answer', requestId: f.requestId, optionId: o.optionId })) {
+        options.querySelectorAll('button').forEach((x) => { x.disabled = false; });
+      }
+    });
+    options.append(b);
+  }
+  box.append(options, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
+  t.view.cards.set(f.requestId, { el: box, options: f.options || [] });
+  t.view.agentMsg = null;
+  t.view.log.append(box);
+  t.view.log.scrollTop = t.view.log.scrollHeight;
+}
+
+function resolved(f) {
+  const t = threadOf(f.threadId);
+  const c = t.view?.cards.get(f.requestId);
+  if (!c) return;
+  c.el.classList.add('resolved');
+  c.el.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
+  const o = f.outcome || {};
+  let text;
+  if (o.outcome === 'selected') {
+    const chosen = c.options.find((x) => x.optionId === o.optionId);
+    const who = o.answeredBy ? (o.answeredBy.user ? o.answeredBy.user + ' on ' : '') + o.answeredBy.surface : 'someone';
+    text = (chosen ? chosen.name : o.optionId) + ' — answered by ' + who + ' at ' + time(f.endedAt);
+  } else {
+    text = 'Cancelled (' + (o.reason || 'no reason') + ') at ' + time(f.endedAt);
+  }
+  c.el.querySelector('.verdict').textContent = text;
+}
+
+// Keep the connection warm through proxies that close idle sockets.
+setInterval(() => state.socket?.readyState === WebSocket.OPEN && state.socket.send('{"type":"ping"}'), 25000);
+
+checkSession();
