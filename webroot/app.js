@@ -353,7 +353,11 @@ function renderToolBody(box, d) {
   const parts = [head];
   if (Array.isArray(d.locations) && d.locations.length) {
     const ul = el('ul', 'locations');
-    for (const l of d.locations) ul.append(el('li', null, l.path + (l.line ? ':' + l.line : '')));
+    for (const l of d.locations) {
+      const li = el('li', null, shortPath(l.path) + (l.line ? ':' + l.line : ''));
+      li.title = l.path;
+      ul.append(li);
+    }
     parts.push(ul);
   }
   for (const c of d.content || []) {
@@ -364,12 +368,26 @@ function renderToolBody(box, d) {
   box.replaceChildren(...parts);
 }
 
+// Paths inside a thread's workspace are long and alike: show them from the workspace on.
+function shortPath(path) {
+  const m = /\/workspaces\/[^/]+\/(.*)$/.exec(path || '');
+  return m ? m[1] : path;
+}
+
+const lines = (text) => {
+  const all = text.split('\n');
+  if (all.length > 1 && all[all.length - 1] === '') all.pop();
+  return all;
+};
+
 // A line diff (longest common subsequence), enough for the edits agents propose.
 function diff(c) {
   const box = el('div', 'diff');
-  box.append(el('div', 'path', c.path));
-  const a = (c.oldText ?? '').split('\n');
-  const b = (c.newText ?? '').split('\n');
+  const path = el('div', 'path', shortPath(c.path));
+  path.title = c.path;
+  box.append(path);
+  const a = lines(c.oldText ?? '');
+  const b = lines(c.newText ?? '');
   if (c.oldText == null) { for (const line of b) box.append(el('div', 'add', '+ ' + line)); return box; }
   if (a.length * b.length > 4_000_000) { for (const line of b) box.append(el('div', null, '  ' + line)); return box; }
   const n = a.length, m = b.length;

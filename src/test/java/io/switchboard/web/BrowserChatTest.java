@@ -1,0 +1,231 @@
+package io.switchboard.web;
+
+import static io.switchboard.testkit.PermissionHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.GatewayHarness;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The chat page in a real browser: Debian's Chromium, headless, driven by Selenium through
+ * Debian's chromedriver, against the whole gateway with the built-in demo agent. Screenshots go to
+ * target/screenshots.
+ */
+@ExtendWith(VertxExtension.class)
+class BrowserChatTest {
+  static final Path SCREENSHOTS = Path.of("target", "screenshots");
+
+  @TempDir
+  Path dir;
+  GatewayHarness gateway;
+  ChromeDriver browser;
+  String testName;
+
+  @BeforeEach
+  void start(Vertx vertx, TestInfo info) throws Exception {
+    testName = info.getTestMethod().orElseThrow().getName();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
+    for (String tool : List.of("/usr/bin/chromium", "/usr/bin/chromedriver")) {
+      assertTrue(Files.isExecutable(Path.of(tool)), tool + " is missing: scripts/test.sh installs chromium and "
+          + "chromium-driver with apt-get");
+    }
+    ChromeOptions options = new ChromeOptions().setBinary("/usr/bin/chromium").addArguments("--headless=new",
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+        "--user-data-dir=" + Files.createDirectories(dir.resolve("chromium")));
+    ChromeDriverService service = new ChromeDriverService.Builder()
+        .usingDriverExecutable(new java.io.File("/usr/bin/chromedriver")).usingAnyFreePort().build();
+    browser = new ChromeDriver(service, options);
+    browser.manage().window().setSize(new Dimension(1280, 900));
+    Files.createDirectories(SCREENSHOTS);
+  }
+
+  @AfterEach
+  void stop() {
+    if (browser != null) {
+      browser.quit();
+    }
+    gateway.close();
+  }
+
+  private WebDriverWait waiting() {
+    return new WebDriverWait(browser, Duration.ofSeconds(20));
+  }
+
+  private void screenshot(String name) throws Exception {
+    Files.write(SCREENSHOTS.resolve(testName + "-" + name + ".png"), browser.getScreenshotAs(OutputType.BYTES));
+  }
+
+  private void logIn() {
+    browser.get(gateway.url("/"));
+    WebElement token = waiting().until(d -> {
+      WebElement t = d.findElement(By.id("token"));
+      return t.isDisplayed() ? t : null;
+    });
+    token.sendKeys(gateway.token);
+    browser.findElement(By.cssSelector("#login-form button")).click();
+    // textContent: on a phone the sidebar holding it is off screen, and getText() sees only what shows.
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+  }
+
+  private String startThread() {
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElement(By.id("input")).isEnabled()
+        && d.findElements(By.cssSelector(".threads button.current")).size() == 1);
+    return threadId();
+  }
+
+  private String threadId() {
+    waitFor(() -> threadIds().size() == 1, "the thread to exist");
+    return threadIds().get(0);
+  }
+
+  private List<String> threadIds() {
+    return io.switchboard.testkit.PermissionHarness.await(gateway.vertx.eventBus()
+            .<io.vertx.core.json.JsonObject>request(io.switchboard.bus.Addresses.THREAD_LIST,
+                new io.vertx.core.json.JsonObject()))
+        .body().getJsonArray("threads").stream()
+        .map(t -> ((io.vertx.core.json.JsonObject) t).getString("threadId")).toList();
+  }
+
+  private void say(String text) {
+    WebElement input = browser.findElement(By.id("input"));
+    input.sendKeys(text);
+    input.sendKeys(Keys.ENTER);
+  }
+
+  private WebElement awaitCard() {
+    return waiting().until(d -> d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty()
+        ? null : d.findElement(By.cssSelector(".card:not(.resolved)")));
+  }
+
+  private void click(WebElement card, String optionName) {
+    card.findElements(By.cssSelector(".options button")).stream().filter(b -> b.getText().equals(optionName))
+        .findFirst().orElseThrow().click();
+  }
+
+  private String verdict() {
+    return waiting().until(d -> {
+      List<WebElement> v = d.findElements(By.cssSelector(".card.resolved .verdict"));
+      return v.isEmpty() ? null : v.get(v.size() - 1).getText();
+    });
+  }
+
+  private void awaitIdle() {
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed()
+        && d.findElements(By.cssSelector(".msg.agent")).stream().anyMatch(m -> m.getText().contains("demo-notes")));
+  }
+
+  @Test
+  void aWholeConversationWithAnApprovedEdit() throws Exception {
+    logIn();
+    screenshot("1-logged-in");
+    String t = startThread();
+    say("please remember to water the plants");
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().contains("water the plants")));
+    WebElement card = awaitCard();
+    assertTrue(card.getText().contains("demo-notes.md"), card.getText());
+    assertFalse(card.findElements(By.cssSelector(".diff .add")).isEmpty(), "the card shows the diff");
+    assertTrue(browser.findElement(By.id("busy")).isDisplayed());
+    assertTrue(browser.findElement(By.id("plan")).isDisplayed());
+    screenshot("2-card");
+    click(card, "Allow once");
+    assertTrue(verdict().contains("answered by web"));
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().contains("Done")));
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed());
+    assertTrue(Files.readString(gateway.workspace(t).resolve("demo-notes.md")).contains("water the plants"));
+    screenshot("3-done");
+  }
+
+  @Test
+  void theRejectPath() throws Exception {
+    logIn();
+    String t = startThread();
+    say("do not touch my files");
+    click(awaitCard(), "Reject");
+    assertTrue(verdict().startsWith("Reject"));
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().contains("as it was")));
+    assertFalse(Files.exists(gateway.workspace(t).resolve("demo-notes.md")));
+    screenshot("rejected");
+  }
+
+  @Test
+  void reloadWhileACardIsPendingThenAnswer() throws Exception {
+    logIn();
+    String t = startThread();
+    say("survive a reload");
+    awaitCard();
+    browser.navigate().refresh();
+    // The session cookie survives the reload; the page resumes the thread and shows the card again.
+    WebElement card = awaitCard();
+    assertTrue(card.getText().contains("demo-notes.md"));
+    screenshot("after-reload");
+    click(card, "Allow once");
+    verdict();
+    waitFor(() -> Files.exists(gateway.workspace(t).resolve("demo-notes.md")), "the file to be written");
+  }
+
+  @Test
+  void agentTextWithScriptAndOnerrorRendersInert() throws Exception {
+    logIn();
+    startThread();
+    String before = browser.getTitle();
+    say("<img src=x onerror=\"document.title='pwned'\"> <script>document.title='pwned too'</script> **bold**");
+    awaitCard();
+    WebElement reply = browser.findElements(By.cssSelector(".msg.agent")).get(0);
+    Thread.sleep(300); // give a would-be onerror handler its chance to run
+    assertEquals(before, browser.getTitle());
+    Object handlers = ((JavascriptExecutor) browser).executeScript(
+        "return document.querySelectorAll('[onerror], script:not([src])').length");
+    assertEquals(0L, handlers);
+    assertFalse(reply.findElements(By.tagName("strong")).isEmpty(), "Markdown still renders");
+    screenshot("inert");
+  }
+
+  @Test
+  void aPhoneSizedWindow() throws Exception {
+    browser.manage().window().setSize(new Dimension(390, 844));
+    logIn();
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+    say("hello from a phone");
+    WebElement card = awaitCard();
+    screenshot("phone-card");
+    click(card, "Allow once");
+    verdict();
+    long overflow = (Long) ((JavascriptExecutor) browser).executeScript(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    assertTrue(overflow <= 0, "no sideways scrolling on a phone: " + overflow);
+    screenshot("phone-done");
+  }
+}
