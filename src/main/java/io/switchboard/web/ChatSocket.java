@@ -1,9 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
-import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;

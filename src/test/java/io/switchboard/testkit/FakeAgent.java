@@ -2,16 +2,8 @@ package io.switchboard.testkit;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,58 +13,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  * workspace. The mode is its first argument. It reports what it saw as an agent text chunk
  * {@code REPORT:<json>}.
  */
-public final class FakeAgent {
+public final class FakeAgent extends StdioPeer {
   private final String mode;
-  private final PrintStream out;
-  private final AtomicInteger nextId = new AtomicInteger();
-  private final Map<Integer, CompletableFuture<JsonObject>> waiting = new ConcurrentHashMap<>();
   private final AtomicInteger sessions = new AtomicInteger();
   private volatile String cwd = ".";
 
-  private FakeAgent(String mode, PrintStream out) {
+  private FakeAgent(String mode) {
     this.mode = mode;
-    this.out = out;
   }
 
   public static void main(String[] args) throws Exception {
-    PrintStream protocol = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false,
-        StandardCharsets.UTF_8);
-    System.setOut(System.err);
-    new FakeAgent(args.length > 0 ? args[0] : "plain", protocol).run();
-    System.exit(0);
+    new FakeAgent(args.length > 0 ? args[0] : "plain").run();
   }
 
-  private void run() throws Exception {
-    var work = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r);
-      t.setDaemon(true);
-      return t;
-    });
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      JsonObject m = new JsonObject(line);
-      if (m.containsKey("method") && m.getValue("id") != null) {
-        work.submit(() -> {
-          try {
-            respond(m.getValue("id"), handle(m.getString("method"), m.getJsonObject("params", new JsonObject())));
-          } catch (Exception e) {
-            e.printStackTrace();
-          }
-        });
-      } else if (!m.containsKey("method")) {
-        CompletableFuture<JsonObject> f = waiting.remove(m.getInteger("id", -1));
-        if (f != null) {
-          f.complete(m);
-        } else if ("garbage".equals(mode)) {
-          // the gateway's answer to our malformed message: report it
-          send(chunkMessage("fake-session-1", "REPORT:" + new JsonObject().put("answeredInvalid", m).encode() + "\n"));
-        }
-      }
+  @Override
+  protected void unmatched(JsonObject m) {
+    if ("garbage".equals(mode)) {
+      // the gateway's answer to our malformed message: report it
+      send(chunk("fake-session-1", "REPORT:" + new JsonObject().put("answeredInvalid", m).encode() + "\n"));
     }
   }
 
-  private Object handle(String method, JsonObject params) throws Exception {
+  @Override
+  protected Object handle(String method, JsonObject params) throws Exception {
     switch (method) {
       case "initialize":
         return new JsonObject().put("protocolVersion", 1)
@@ -83,7 +46,7 @@ public final class FakeAgent {
         return new JsonObject().put("sessionId", "fake-session-" + sessions.incrementAndGet());
       case "session/load":
         cwd = params.getString("cwd");
-        send(chunkMessage(params.getString("sessionId"), "REPLAYED HISTORY"));
+        send(chunk(params.getString("sessionId"), "REPLAYED HISTORY"));
         return null;
       case "session/prompt":
         return prompt(params.getString("sessionId"));
@@ -110,7 +73,7 @@ public final class FakeAgent {
         out.println("{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}");
         out.flush();
         Thread.sleep(300);
-        send(chunkMessage(sessionId, "after garbage"));
+        send(chunk(sessionId, "after garbage"));
       }
       case "huge" -> {
         StringBuilder big = new StringBuilder(11 * 1024 * 1024);
@@ -119,7 +82,7 @@ public final class FakeAgent {
         big.append("x".repeat(10 * 1024 * 1024)).append("\"}}}}");
         out.println(big);
         out.flush();
-        send(chunkMessage(sessionId, "after huge"));
+        send(chunk(sessionId, "after huge"));
       }
       case "silent" -> {
         Thread.sleep(TimeUnit.MINUTES.toMillis(10));
@@ -131,25 +94,25 @@ public final class FakeAgent {
                 .putNull("used").put("_meta", new JsonObject().put("x", 1)))));
         // Our request ids start at 0 too, like every real agent's.
         String file = Path.of(cwd, "notes", "ids.txt").toString();
-        JsonObject write = sendRequest("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
+        JsonObject write = request("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
             .put("path", file).put("content", "written"));
-        JsonObject read = sendRequest("fs/read_text_file", new JsonObject().put("sessionId", sessionId)
+        JsonObject read = request("fs/read_text_file", new JsonObject().put("sessionId", sessionId)
             .put("path", file));
-        JsonObject missing = sendRequest("fs/read_text_file", new JsonObject().put("sessionId", sessionId)
+        JsonObject missing = request("fs/read_text_file", new JsonObject().put("sessionId", sessionId)
             .put("path", Path.of(cwd, "missing.txt").toString()));
         report(sessionId, new JsonObject().put("write", write).put("read", read).put("missing", missing));
       }
       case "terminal" -> {
         JsonObject small = terminal(sessionId, "sh", new JsonArray().add("-c").add("printf '%0.s\u00e9' $(seq 1 100)"), 51);
         String id = small.getJsonObject("result").getString("terminalId");
-        JsonObject exit = sendRequest("terminal/wait_for_exit", new JsonObject().put("sessionId", sessionId)
+        JsonObject exit = request("terminal/wait_for_exit", new JsonObject().put("sessionId", sessionId)
             .put("terminalId", id));
-        JsonObject output = sendRequest("terminal/output", new JsonObject().put("sessionId", sessionId)
+        JsonObject output = request("terminal/output", new JsonObject().put("sessionId", sessionId)
             .put("terminalId", id));
         String sleeper = terminal(sessionId, "sleep", new JsonArray().add("31.5"), 100)
             .getJsonObject("result").getString("terminalId");
-        sendRequest("terminal/kill", new JsonObject().put("sessionId", sessionId).put("terminalId", sleeper));
-        JsonObject killed = sendRequest("terminal/wait_for_exit", new JsonObject().put("sessionId", sessionId)
+        request("terminal/kill", new JsonObject().put("sessionId", sessionId).put("terminalId", sleeper));
+        JsonObject killed = request("terminal/wait_for_exit", new JsonObject().put("sessionId", sessionId)
             .put("terminalId", sleeper));
         terminal(sessionId, "sleep", new JsonArray().add("32.5"), 100); // left running on purpose
         JsonObject outside = terminal(sessionId, "pwd", new JsonArray(), 100, "/");
@@ -162,16 +125,16 @@ public final class FakeAgent {
         Files.createSymbolicLink(link, Path.of("/etc"));
         JsonObject results = new JsonObject();
         for (String path : new String[] {cwd + "/../outside.txt", "/etc/passwd", link + "/passwd"}) {
-          results.put("read " + path.replace(cwd, "<ws>"), sendRequest("fs/read_text_file",
+          results.put("read " + path.replace(cwd, "<ws>"), request("fs/read_text_file",
               new JsonObject().put("sessionId", sessionId).put("path", path)));
         }
-        results.put("write ../x", sendRequest("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
+        results.put("write ../x", request("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
             .put("path", cwd + "/../x").put("content", "x")));
-        results.put("write link", sendRequest("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
+        results.put("write link", request("fs/write_text_file", new JsonObject().put("sessionId", sessionId)
             .put("path", link + "/switchboard-escape").put("content", "x")));
         report(sessionId, results);
       }
-      default -> send(chunkMessage(sessionId, "fresh answer"));
+      default -> send(chunk(sessionId, "fresh answer"));
     }
     return new JsonObject().put("stopReason", "end_turn");
   }
@@ -187,35 +150,11 @@ public final class FakeAgent {
     if (dir != null) {
       params.put("cwd", dir);
     }
-    return sendRequest("terminal/create", params);
+    return request("terminal/create", params);
   }
 
   private void report(String sessionId, JsonObject what) {
-    send(chunkMessage(sessionId, "REPORT:" + what.encode() + "\n"));
+    send(chunk(sessionId, "REPORT:" + what.encode() + "\n"));
   }
 
-  private JsonObject sendRequest(String method, JsonObject params) throws Exception {
-    int id = nextId.getAndIncrement();
-    CompletableFuture<JsonObject> f = new CompletableFuture<>();
-    waiting.put(id, f);
-    send(new JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", method).put("params", params));
-    return f.get(30, TimeUnit.SECONDS);
-  }
-
-  private static JsonObject chunkMessage(String sessionId, String text) {
-    return new JsonObject().put("jsonrpc", "2.0").put("method", "session/update").put("params", new JsonObject()
-        .put("sessionId", sessionId).put("update", new JsonObject().put("sessionUpdate", "agent_message_chunk")
-            .put("content", new JsonObject().put("type", "text").put("text", text))));
-  }
-
-  private void respond(Object id, Object result) {
-    send(new JsonObject().put("jsonrpc", "2.0").put("id", id).put("result", result));
-  }
-
-  private void send(JsonObject message) {
-    synchronized (out) {
-      out.println(message.encode());
-      out.flush();
-    }
-  }
 }
