@@ -7,6 +7,7 @@ import io.switchboard.config.AgentSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.LineChannel;
+import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -39,7 +40,7 @@ final class AgentSession {
 
   /** One spawn of the agent: its process and the conversation over its pipes. */
   private static final class Generation {
-    AgentProcess process;
+    StdioProcess process;
     JsonRpcPeer peer;
     Terminals terminals;
   }
@@ -252,7 +253,7 @@ final class AgentSession {
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
-      return AgentProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
+      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
         @Override
         public void line(String line) {
           g.peer.receive(line);
@@ -260,8 +261,8 @@ final class AgentSession {
 
         @Override
         public void oversize(long bytes) {
-          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, AgentProcess.MAX_LINE_BYTES);
-          emit(error("The agent sent a message of " + bytes + " bytes, over the " + (AgentProcess.MAX_LINE_BYTES >> 20)
+          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
+          emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
               + " MiB limit; it was dropped."));
         }
 

@@ -43,6 +43,11 @@ public final class Addresses {
   public static final String STORE_THREAD_LIST = "sb.store.thread.list";
   public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";
   public static final String STORE_TRANSCRIPT_READ = "sb.store.transcript.read";
+  public static final String STORE_OUTBOX_ENQUEUE = "sb.store.outbox.enqueue";
+  public static final String STORE_OUTBOX_ACK = "sb.store.outbox.ack";
+  public static final String STORE_OUTBOX_PENDING = "sb.store.outbox.pending";
+  /** Published by the store after a commit that added outputs: {@code {pluginIds: [...]}}. */
+  public static final String OUTBOX_READY = "sb.outbox.ready";
 
   // thread room: commands
   public static final String THREAD_CREATE = "sb.thread.create";

@@ -312,6 +312,7 @@ public final class PermissionRoom extends VerticleBase {
         .put("reason", outcome.getString("reason"))
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
+        .put("outcome", outcome)
         .put("endedAt", endedAt);
     JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
         new JsonArray(p.reg.eligibleList()));

@@ -74,5 +74,23 @@ final class Migrations {
             at        INTEGER NOT NULL,
             event     TEXT NOT NULL,
             PRIMARY KEY (thread_id, seq)
-          )"""));
+          )"""),
+      // 3: the outbox of durable outputs for plugins, and who started each thread
+      List.of(
+          """
+          CREATE TABLE outbox (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            output_id    TEXT NOT NULL UNIQUE,
+            plugin_id    TEXT NOT NULL,
+            chat_id      TEXT NOT NULL,
+            kind         TEXT NOT NULL,
+            request_id   TEXT,
+            body         TEXT NOT NULL,
+            state        TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'superseded')),
+            created_at   INTEGER NOT NULL,
+            delivered_at INTEGER
+          )""",
+          "CREATE INDEX outbox_pending ON outbox (plugin_id, state, seq)",
+          "CREATE INDEX outbox_by_request ON outbox (request_id)",
+          "ALTER TABLE thread ADD COLUMN started_by TEXT"));
 }

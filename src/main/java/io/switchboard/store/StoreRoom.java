@@ -87,6 +87,9 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
+      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
+      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
+      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_PENDING, this::pendingOutputs);
     });
   }
 
@@ -214,8 +217,12 @@ public final class StoreRoom extends VerticleBase {
     return results;
   }
 
-  private static void settle(QueuedWrite q, Done done) {
+  private void settle(QueuedWrite q, Done done) {
     if (done.failure() == null) {
+      Object touched = done.reply().remove(OUTBOX_TOUCHED);
+      if (touched instanceof JsonArray plugins && !plugins.isEmpty()) {
+        vertx.eventBus().publish(Addresses.OUTBOX_READY, new JsonObject().put("pluginIds", plugins));
+      }
       q.message().reply(done.reply());
     } else if (done.failure() instanceof StoreConflict conflict) {
       log.error("ledger write on {} refused: {}", q.message().address(), conflict.getMessage());
@@ -251,7 +258,18 @@ public final class StoreRoom extends VerticleBase {
           VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)""", id, threadId, sessionId, agentId, toolCall, options,
           eligible, at);
       insertEvent(conn, id, at, "registered", null, null, null);
-      return new JsonObject().put("requestId", id);
+      // The card for every IM surface is durable in the same transaction as the ledger row.
+      JsonObject card = new JsonObject().put("requestId", id).put("threadId", threadId).put("sessionId", sessionId)
+          .put("toolCall", new JsonObject(toolCall)).put("options", new JsonArray(options)).put("createdAt", at);
+      JsonArray touched = new JsonArray();
+      for (Object surface : new JsonArray(eligible)) {
+        String[] im = Outbox.imSurface((String) surface);
+        if (im != null) {
+          Outbox.insert(conn, im[0], im[1], "card", id, card, at);
+          touched.add(im[0]);
+        }
+      }
+      return new JsonObject().put("requestId", id).put(OUTBOX_TOUCHED, touched);
     };
   }
 
@@ -267,6 +285,8 @@ public final class StoreRoom extends VerticleBase {
     String surface = b.getString("surface");
     String user = b.getString("user");
     String optionKind = b.getString("optionKind");
+    JsonObject outcome = b.getValue("outcome") instanceof JsonObject o ? o
+        : new JsonObject().put("outcome", state).put("optionId", optionId).put("reason", reason);
     return conn -> {
       int changed = update(conn, """
           UPDATE permission_request
@@ -277,7 +297,9 @@ public final class StoreRoom extends VerticleBase {
         throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
       }
       insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason);
-      return new JsonObject().put("requestId", id);
+      // Every IM card of the request is superseded by its end state, in the same transaction.
+      JsonArray touched = Outbox.supersede(conn, id, endBody(id, outcome, at), at);
+      return new JsonObject().put("requestId", id).put(OUTBOX_TOUCHED, touched);
     };
   }
 
@@ -300,6 +322,7 @@ public final class StoreRoom extends VerticleBase {
     long at = b.getLong("at", System.currentTimeMillis());
     return conn -> {
       JsonArray voided = new JsonArray();
+      JsonArray touched = new JsonArray();
       try (PreparedStatement select = conn.prepareStatement(
           "SELECT * FROM permission_request WHERE state = 'pending' ORDER BY created_at");
            ResultSet rs = select.executeQuery()) {
@@ -313,10 +336,11 @@ public final class StoreRoom extends VerticleBase {
         update(conn, "UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ? "
             + "WHERE request_id = ? AND state = 'pending'", reason, at, id);
         insertEvent(conn, id, at, "cancelled", null, null, reason);
-        request.put("state", "cancelled").put("endedAt", at)
-            .put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", reason));
+        JsonObject outcome = new JsonObject().put("outcome", "cancelled").put("reason", reason);
+        request.put("state", "cancelled").put("endedAt", at).put("outcome", outcome);
+        touched.addAll(Outbox.supersede(conn, id, endBody(id, outcome, at), at));
       }
-      return new JsonObject().put("voided", voided);
+      return new JsonObject().put("voided", voided).put(OUTBOX_TOUCHED, touched);
     };
   }
 
@@ -335,7 +359,7 @@ public final class StoreRoom extends VerticleBase {
         + "VALUES (?, ?, ?, ?, ?, ?)", id, at, event, surface, user, detail);
   }
 
-  private static int update(Connection conn, String sql, Object... args) throws SQLException {
+  static int update(Connection conn, String sql, Object... args) throws SQLException {
     try (PreparedStatement st = conn.prepareStatement(sql)) {
       for (int i = 0; i < args.length; i++) {
         if (args[i] == null) {
@@ -346,6 +370,59 @@ public final class StoreRoom extends VerticleBase {
       }
       return st.executeUpdate();
     }
+  }
+
+  private static JsonObject endBody(String requestId, JsonObject outcome, long at) {
+    return new JsonObject().put("requestId", requestId).put("outcome", outcome).put("endedAt", at);
+  }
+
+  // ---- the outbox ----
+
+  /** A reply field naming the plugins whose outbox a write added to; stripped before the reply. */
+  private static final String OUTBOX_TOUCHED = "_outboxTouched";
+
+  private Write enqueueOutput(JsonObject b) {
+    String pluginId = required(b, "pluginId");
+    String chatId = required(b, "chatId");
+    String kind = required(b, "kind");
+    if (!(b.getValue("body") instanceof JsonObject body)) {
+      throw new IllegalArgumentException("body must be an object");
+    }
+    String requestId = b.getString("requestId");
+    long at = System.currentTimeMillis();
+    return conn -> Outbox.insert(conn, pluginId, chatId, kind, requestId, body, at)
+        .put(OUTBOX_TOUCHED, new JsonArray().add(pluginId));
+  }
+
+  private Write ack(JsonObject b) {
+    String pluginId = required(b, "pluginId");
+    if (!(b.getValue("outputIds") instanceof JsonArray ids)) {
+      throw new IllegalArgumentException("outputIds must be an array");
+    }
+    long at = System.currentTimeMillis();
+    return conn -> new JsonObject().put("acked", Outbox.ack(conn, pluginId, ids, at));
+  }
+
+  private void pendingOutputs(Message<JsonObject> m) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    String pluginId = b.getString("pluginId");
+    int limit = b.getValue("limit") instanceof Integer i ? i : 100;
+    if (pluginId == null || limit < 1 || limit > 1000) {
+      ErrorCode.BAD_REQUEST.fail(m, "pluginId is missing or limit is not 1..1000");
+      return;
+    }
+    readers.preparedQuery("SELECT * FROM outbox WHERE plugin_id = ? AND state = 'pending' ORDER BY seq LIMIT ?")
+        .execute(Tuple.of(pluginId, limit))
+        .onSuccess(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(row -> out.add(new JsonObject().put("seq", row.getLong("seq"))
+              .put("outputId", row.getString("output_id")).put("pluginId", row.getString("plugin_id"))
+              .put("chatId", row.getString("chat_id")).put("kind", row.getString("kind"))
+              .put("requestId", row.getString("request_id")).put("body", new JsonObject(row.getString("body")))
+              .put("createdAt", row.getLong("created_at"))));
+          m.reply(new JsonObject().put("outputs", out));
+        })
+        .onFailure(replyFailure(m));
   }
 
   // ---- threads and transcripts ----

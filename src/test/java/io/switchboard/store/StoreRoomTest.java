@@ -87,6 +87,51 @@ class StoreRoomTest {
     assertEquals("e" + total, tail.getJsonObject(1).getJsonObject("event").getString("text"));
   }
 
+  private static JsonArray outbox(Vertx vertx, String pluginId) {
+    return await(send(vertx, Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", pluginId)))
+        .getJsonArray("outputs");
+  }
+
+  @Test
+  void imCardsAreDurableWithTheLedgerRowAndSupersededByTheEndState(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    JsonObject request = row("r1").put("eligible", new JsonArray().add("web").add("tg:42").add("tg:7"));
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, request));
+    JsonArray cards = outbox(vertx, "tg");
+    assertEquals(2, cards.size());
+    assertEquals("card", cards.getJsonObject(0).getString("kind"));
+    assertEquals("42", cards.getJsonObject(0).getString("chatId"));
+    // The same outputs, with the same ids, until they are acknowledged.
+    assertEquals(cards, outbox(vertx, "tg"));
+    String delivered = cards.getJsonObject(0).getString("outputId");
+    await(send(vertx, Addresses.STORE_OUTBOX_ACK, new JsonObject().put("pluginId", "tg")
+        .put("outputIds", new JsonArray().add(delivered))));
+    assertEquals(1, outbox(vertx, "tg").size());
+
+    await(send(vertx, Addresses.STORE_LEDGER_END, new JsonObject().put("requestId", "r1").put("state", "cancelled")
+        .put("reason", "shutdown").put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", "shutdown"))));
+    JsonArray after = outbox(vertx, "tg");
+    // The undelivered card is gone; both chats get the end state instead.
+    assertEquals(2, after.size());
+    for (Object o : after) {
+      JsonObject out = (JsonObject) o;
+      assertEquals("card_end", out.getString("kind"));
+      assertEquals("shutdown", out.getJsonObject("body").getJsonObject("outcome").getString("reason"));
+    }
+  }
+
+  @Test
+  void aRestartVoidsPendingRowsAndEnqueuesTheirEndStates(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r1").put("eligible", new JsonArray().add("tg:42"))));
+    await(send(vertx, Addresses.STORE_LEDGER_VOID_PENDING, new JsonObject().put("reason", "voided-by-restart")));
+    JsonArray after = outbox(vertx, "tg");
+    assertEquals(1, after.size());
+    assertEquals("card_end", after.getJsonObject(0).getString("kind"));
+    assertEquals("voided-by-restart", after.getJsonObject(0).getJsonObject("body").getJsonObject("outcome")
+        .getString("reason"));
+  }
+
   @Test
   void aRequestCannotEndTwiceInTheLedger(Vertx vertx) {
     await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));

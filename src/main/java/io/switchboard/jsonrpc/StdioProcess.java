@@ -1,6 +1,5 @@
-package io.switchboard.agent;
+package io.switchboard.jsonrpc;
 
-import io.switchboard.jsonrpc.LineChannel;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -14,16 +13,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One agent child process: spawned from an argv (never a shell string), its stdout and stdin a
- * {@link LineChannel}, its stderr forwarded to the log tagged with the agent and thread. Stopping
- * it closes its stdin, waits, then sends SIGTERM, waits, then SIGKILL, to the whole process tree
- * (several agents ignore a closed stdin).
+ * A child process that speaks newline-delimited JSON-RPC on stdio (an agent or a plugin): spawned
+ * from an argv (never a shell string), its stdout and stdin a {@link LineChannel}, its stderr
+ * forwarded to the log with a tag naming it. Stopping it closes its stdin, waits, then sends
+ * SIGTERM, waits, then SIGKILL, to the whole process tree (several agents ignore a closed stdin).
  */
-final class AgentProcess {
-  private static final Logger log = LoggerFactory.getLogger(AgentProcess.class);
-  static final long GRACE_MS = 2_000;
-  static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
-  static final long MAX_QUEUED_BYTES = 64L * 1024 * 1024;
+public final class StdioProcess {
+  private static final Logger log = LoggerFactory.getLogger(StdioProcess.class);
+  public static final long GRACE_MS = 2_000;
+  public static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
+  public static final long MAX_QUEUED_BYTES = 64L * 1024 * 1024;
 
   private final Context context;
   private final Process process;
@@ -32,7 +31,7 @@ final class AgentProcess {
   private boolean stopping;
   private Future<Integer> stopped;
 
-  private AgentProcess(Context context, Process process, String tag, LineChannel.Listener listener) {
+  private StdioProcess(Context context, Process process, String tag, LineChannel.Listener listener) {
     this.context = context;
     this.process = process;
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
@@ -43,34 +42,34 @@ final class AgentProcess {
   }
 
   /** Spawns the process (blocking: call on a worker thread). */
-  static AgentProcess spawn(Context context, List<String> argv, Map<String, String> env, Path cwd, String tag,
+  public static StdioProcess spawn(Context context, List<String> argv, Map<String, String> env, Path cwd, String tag,
                             LineChannel.Listener listener) throws IOException {
     ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
     pb.environment().putAll(env);
     Process process = pb.start();
     log.info("[{}] started pid {}: {}", tag, process.pid(), argv);
-    return new AgentProcess(context, process, tag, listener);
+    return new StdioProcess(context, process, tag, listener);
   }
 
-  Future<Void> write(String line) {
+  public Future<Void> write(String line) {
     return channel.write(line);
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
-  boolean stopping() {
+  public boolean stopping() {
     return stopping;
   }
 
   /** Completes with the exit code when the process has exited, whoever ended it. */
-  Future<Integer> exited() {
+  public Future<Integer> exited() {
     return exited.future();
   }
 
   /** Close stdin, wait, SIGTERM the tree, wait, SIGKILL the tree; completes once all of it has exited. */
-  Future<Integer> stop() {
+  public Future<Integer> stop() {
     if (stopped != null) {
       return stopped;
     }

@@ -1,0 +1,87 @@
+package io.switchboard.store;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+
+/**
+ * The outbox's SQL, run on the store's writer thread inside the caller's transaction. Outputs are
+ * numbered in one sequence (delivery order per plugin) and named by a random output id that stays
+ * the same across redeliveries, so a plugin can drop a duplicate.
+ */
+final class Outbox {
+  private Outbox() {}
+
+  /** Delivered or superseded outputs kept per plugin, and for how long, before they are pruned. */
+  static final int KEPT_PER_PLUGIN = 10_000;
+  static final long KEPT_MS = 7L * 24 * 60 * 60 * 1000;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** An IM surface is {@code <pluginId>:<chatId>}; the browser's is {@code web}. Null for a non-IM surface. */
+  static String[] imSurface(String surface) {
+    int colon = surface == null ? -1 : surface.indexOf(':');
+    if (colon <= 0 || colon == surface.length() - 1) {
+      return null;
+    }
+    return new String[] {surface.substring(0, colon), surface.substring(colon + 1)};
+  }
+
+  static JsonObject insert(Connection conn, String pluginId, String chatId, String kind, String requestId,
+                           JsonObject body, long at) throws SQLException {
+    byte[] bytes = new byte[12];
+    RANDOM.nextBytes(bytes);
+    String outputId = "out_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    StoreRoom.update(conn, "INSERT INTO outbox (output_id, plugin_id, chat_id, kind, request_id, body, state, "
+        + "created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)", outputId, pluginId, chatId, kind, requestId,
+        body.encode(), at);
+    return new JsonObject().put("outputId", outputId);
+  }
+
+  /**
+   * A request ended: its cards still waiting are superseded, and every chat that had a card (sent
+   * or not) gets the end state instead. Returns the plugins whose outbox grew.
+   */
+  static JsonArray supersede(Connection conn, String requestId, JsonObject endBody, long at) throws SQLException {
+    List<String[]> chats = new ArrayList<>();
+    try (PreparedStatement st = conn.prepareStatement(
+        "SELECT DISTINCT plugin_id, chat_id FROM outbox WHERE request_id = ? AND kind = 'card'")) {
+      st.setString(1, requestId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          chats.add(new String[] {rs.getString(1), rs.getString(2)});
+        }
+      }
+    }
+    StoreRoom.update(conn, "UPDATE outbox SET state = 'superseded' WHERE request_id = ? AND kind = 'card' "
+        + "AND state = 'pending'", requestId);
+    JsonArray touched = new JsonArray();
+    for (String[] chat : chats) {
+      insert(conn, chat[0], chat[1], "card_end", requestId, endBody, at);
+      touched.add(chat[0]);
+    }
+    return touched;
+  }
+
+  /** Marks outputs delivered (only pending ones of that plugin), then prunes old finished ones. */
+  static int ack(Connection conn, String pluginId, JsonArray outputIds, long at) throws SQLException {
+    int acked = 0;
+    for (Object id : outputIds) {
+      if (id instanceof String s) {
+        acked += StoreRoom.update(conn, "UPDATE outbox SET state = 'delivered', delivered_at = ? "
+            + "WHERE output_id = ? AND plugin_id = ? AND state = 'pending'", at, s, pluginId);
+      }
+    }
+    StoreRoom.update(conn, "DELETE FROM outbox WHERE plugin_id = ? AND state <> 'pending' AND (created_at < ? "
+        + "OR seq <= (SELECT seq FROM outbox WHERE plugin_id = ? AND state <> 'pending' ORDER BY seq DESC "
+        + "LIMIT 1 OFFSET ?))", pluginId, at - KEPT_MS, pluginId, KEPT_PER_PLUGIN);
+    return acked;
+  }
+}
