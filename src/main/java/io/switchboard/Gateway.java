@@ -4,6 +4,7 @@ import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.Settings;
 import io.switchboard.permission.PermissionRoom;
+import io.switchboard.plugin.PluginRoom;
 import io.switchboard.store.StoreRoom;
 import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
@@ -19,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deploys the rooms in dependency order (store, permission, thread, agent, web) and stops them in
+ * Deploys the rooms in dependency order (store, permission, thread, agent, plugin, web) and stops them in
  * the order the permission promise needs: the pending table is cancelled first, while the store
  * can still record it, then the surfaces and agents go, and the database closes last.
  */
@@ -33,10 +34,17 @@ public final class Gateway {
 
   private final String version;
 
+  private final PluginRoom.Timings pluginTimings;
+
   public Gateway(Vertx vertx, Settings settings, String version) {
+    this(vertx, settings, version, PluginRoom.Timings.DEFAULT);
+  }
+
+  public Gateway(Vertx vertx, Settings settings, String version, PluginRoom.Timings pluginTimings) {
     this.vertx = vertx;
     this.settings = settings;
     this.version = version;
+    this.pluginTimings = pluginTimings;
   }
 
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
@@ -46,6 +54,7 @@ public final class Gateway {
         .compose(v -> deploy(new PermissionRoom()))
         .compose(v -> deploy(new ThreadRoom(settings)))
         .compose(v -> deploy(new AgentRoom(settings)))
+        .compose(v -> deploy(new PluginRoom(settings, version, pluginTimings)))
         .compose(v -> deploy(web))
         .map(v -> this)
         .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));

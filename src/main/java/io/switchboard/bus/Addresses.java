@@ -73,4 +73,8 @@ public final class Addresses {
   public static final String AGENT_CANCEL = "sb.agent.cancel";
   public static final String AGENT_STOP = "sb.agent.stop";
   public static final String AGENT_STATUS = "sb.agent.status";
+
+  // plugin room: commands
+  /** Each plugin's state (running, backing off, given up), for /readyz. */
+  public static final String PLUGIN_STATUS = "sb.plugin.status";
 }

@@ -250,8 +250,11 @@ public final class SettingsLoader {
     List<PluginSpec> plugins = new ArrayList<>();
     Set<String> pluginIds = new HashSet<>();
     for (Node p : root.objects("plugins")) {
-      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent");
+      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent", "cardsInGroups");
       String id = p.id("id");
+      if (id.equals("web")) {
+        throw new ConfigException(p.key("id"), "\"web\" is the browser's surface; name the plugin otherwise");
+      }
       if (!pluginIds.add(id)) {
         throw new ConfigException(p.key("id"), "duplicate plugin id \"" + id + "\"");
       }
@@ -266,7 +269,8 @@ public final class SettingsLoader {
       plugins.add(new PluginSpec(id, dialect, p.strings("command", true),
           p.has("cwd") ? p.string("cwd", true) : null, p.env("env"),
           p.has("config") ? p.object("config").json : null,
-          p.has("approvers") ? p.strings("approvers", false) : null, agent));
+          p.has("approvers") ? p.strings("approvers", false) : null, agent,
+          p.has("cardsInGroups") && p.bool("cardsInGroups")));
     }
 
     return new Settings(new Settings.Http(host, port, origins, publicMetrics), Path.of(dataDir),

@@ -56,6 +56,11 @@ public final class LineChannel {
     this.writer = Executors.newSingleThreadExecutor(r -> daemon(r, name + "-writer"));
   }
 
+  /** Bytes written by the owner and not yet taken by the peer. */
+  public long queuedBytes() {
+    return queuedBytes.get();
+  }
+
   public void start() {
     daemon(this::readLoop, name + "-reader").start();
   }

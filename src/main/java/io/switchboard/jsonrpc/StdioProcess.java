@@ -55,6 +55,10 @@ public final class StdioProcess {
     return channel.write(line);
   }
 
+  public long queuedBytes() {
+    return channel.queuedBytes();
+  }
+
   public long pid() {
     return process.pid();
   }

@@ -246,18 +246,24 @@ public final class PermissionRoom extends VerticleBase {
 
   // ---- facts ----
 
+  /** {@code {surface}} closes one surface; {@code {plugin}} closes every chat of that plugin. */
   private void surfaceClosed(JsonObject fact) {
     String surface = fact == null ? null : stringField(fact, "surface");
-    if (surface == null) {
-      log.warn("ignored a surface-closed fact without a surface: {}", fact);
+    String plugin = fact == null ? null : stringField(fact, "plugin");
+    if (surface == null && plugin == null) {
+      log.warn("ignored a surface-closed fact without a surface or plugin: {}", fact);
       return;
     }
+    Predicate<String> closes = surface != null ? surface::equals : s -> s.startsWith(plugin + ":");
     for (Pending p : new ArrayList<>(pending.values())) {
-      if (p.eligible.remove(surface)) {
-        note(p.id, "surface_removed", surface, null, null);
-        if (p.eligible.isEmpty()) {
-          end(p, cancelled(SURFACE_GONE));
+      for (String s : new ArrayList<>(p.eligible)) {
+        if (closes.test(s)) {
+          p.eligible.remove(s);
+          note(p.id, "surface_removed", s, null, null);
         }
+      }
+      if (p.eligible.isEmpty()) {
+        end(p, cancelled(SURFACE_GONE));
       }
     }
   }

@@ -436,13 +436,14 @@ public final class StoreRoom extends VerticleBase {
     String workspace = required(b, "workspace");
     String title = b.getString("title");
     String session = b.getString("acpSessionId");
+    String startedBy = b.getString("startedBy");
     long at = b.getLong("createdAt", System.currentTimeMillis());
     return conn -> {
       update(conn, """
-          INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at)
-          VALUES (?, ?, ?, ?, ?, ?)
+          INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at, started_by)
+          VALUES (?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, acp_session_id = excluded.acp_session_id""",
-          id, agentId, workspace, title, session, at);
+          id, agentId, workspace, title, session, at, startedBy);
       return new JsonObject().put("threadId", id);
     };
   }
@@ -497,6 +498,7 @@ public final class StoreRoom extends VerticleBase {
               .put("workspace", row.getString("workspace"))
               .put("title", row.getString("title"))
               .put("acpSessionId", row.getString("acp_session_id"))
+              .put("startedBy", row.getString("started_by"))
               .put("createdAt", row.getLong("created_at"))
               .put("lastSeq", row.getLong("last_seq") == null ? 0L : row.getLong("last_seq"))
               .put("routes", new JsonArray(row.getString("routes")))));

@@ -45,6 +45,7 @@ public final class ThreadRoom extends VerticleBase {
     final long createdAt;
     String title;
     String acpSessionId;
+    String startedBy;
     long lastSeq;
     boolean busy;
     final Set<String> routes = new LinkedHashSet<>();
@@ -59,12 +60,14 @@ public final class ThreadRoom extends VerticleBase {
     JsonObject toJson() {
       return new JsonObject().put("threadId", id).put("agent", agentId).put("title", title)
           .put("workspace", workspace).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
-          .put("lastSeq", lastSeq).put("busy", busy).put("routes", new JsonArray(new ArrayList<>(routes)));
+          .put("lastSeq", lastSeq).put("busy", busy).put("routes", new JsonArray(new ArrayList<>(routes)))
+          .put("startedBy", startedBy);
     }
 
     JsonObject row() {
       return new JsonObject().put("threadId", id).put("agentId", agentId).put("workspace", workspace)
-          .put("title", title).put("acpSessionId", acpSessionId).put("createdAt", createdAt);
+          .put("title", title).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
+          .put("startedBy", startedBy);
     }
   }
 
@@ -82,6 +85,7 @@ public final class ThreadRoom extends VerticleBase {
             row.getString("workspace"), row.getLong("createdAt"));
         t.title = row.getString("title");
         t.acpSessionId = row.getString("acpSessionId");
+        t.startedBy = row.getString("startedBy");
         t.lastSeq = row.getLong("lastSeq");
         row.getJsonArray("routes").forEach(r -> t.routes.add((String) r));
         threads.put(t.id, t);
@@ -119,6 +123,9 @@ public final class ThreadRoom extends VerticleBase {
         System.currentTimeMillis());
     if (b.getValue("title") instanceof String title && !title.isBlank()) {
       t.title = shorten(title);
+    }
+    if (b.getValue("startedBy") instanceof String who) {
+      t.startedBy = who;
     }
     threads.put(id, t);
     Future<?> saved = bus.request(Addresses.STORE_THREAD_SAVE, t.row());
@@ -176,9 +183,13 @@ public final class ThreadRoom extends VerticleBase {
     if (b.getValue("user") instanceof String user) {
       event.put("user", user);
     }
+    // The reply says which event the prompt became, so a surface can tell its own turn.
+    long seq = t.lastSeq + 1;
     append(t, event);
-    forward(m, Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
-        .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("text", text));
+    bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
+            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("text", text))
+        .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
+        .onFailure(err -> relayFailure(m, err));
   }
 
   private void history(Message<JsonObject> m, ThreadState t) {
@@ -230,13 +241,15 @@ public final class ThreadRoom extends VerticleBase {
   private void forward(Message<JsonObject> m, String address, JsonObject body) {
     bus.<JsonObject>request(address, body)
         .onSuccess(reply -> m.reply(reply.body()))
-        .onFailure(err -> {
-          if (err instanceof ReplyException re) {
-            m.fail(re.failureCode(), re.getMessage());
-          } else {
-            m.fail(500, err.getMessage());
-          }
-        });
+        .onFailure(err -> relayFailure(m, err));
+  }
+
+  private static void relayFailure(Message<JsonObject> m, Throwable err) {
+    if (err instanceof ReplyException re) {
+      m.fail(re.failureCode(), re.getMessage());
+    } else {
+      m.fail(500, err.getMessage());
+    }
   }
 
   private void withThread(Message<JsonObject> m, java.util.function.Consumer<ThreadState> action) {

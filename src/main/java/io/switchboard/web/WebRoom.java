@@ -24,6 +24,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -203,12 +204,20 @@ public final class WebRoom extends VerticleBase {
     Future<Object> permission = bus.request(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
     Future<Object> threads = bus.request(Addresses.THREAD_LIST, new JsonObject(), Bus.quick()).map(m -> "ok");
     Future<Object> agents = bus.request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
-    Future.join(store, permission, threads, agents).onComplete(all -> {
+    Future<Object> plugins = bus.<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
+        .compose(m -> {
+          List<String> givenUp = m.body().getJsonArray("plugins").stream().map(p -> (JsonObject) p)
+              .filter(p -> "GIVEN_UP".equals(p.getString("state"))).map(p -> p.getString("id")).toList();
+          return givenUp.isEmpty() ? Future.succeededFuture("ok")
+              : Future.failedFuture("given up after failing too often: " + String.join(", ", givenUp));
+        });
+    Future.join(store, permission, threads, agents, plugins).onComplete(all -> {
       JsonObject checks = new JsonObject()
           .put("database", verdict(store, "database not writable"))
           .put("permission", verdict(permission, "permission room not answering"))
           .put("threads", verdict(threads, "thread room not answering"))
-          .put("agents", verdict(agents, "agent room not answering"));
+          .put("agents", verdict(agents, "agent room not answering"))
+          .put("plugins", verdict(plugins, "plugins"));
       boolean ok = all.succeeded();
       json(ctx, ok ? 200 : 503, new JsonObject().put("status", ok ? "ready" : "degraded").put("checks", checks));
     });

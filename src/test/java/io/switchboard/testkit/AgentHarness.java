@@ -81,11 +81,16 @@ public final class AgentHarness implements AutoCloseable {
 
   /** A test-side class with a main method, run as an agent process on this JVM's class path. */
   public static AgentSpec javaMain(String id, Class<?> main, String... args) {
+    return command(id, javaArgv(main, args));
+  }
+
+  /** The argv that runs a test-side main class in a JVM of its own. */
+  public static List<String> javaArgv(Class<?> main, String... args) {
     List<String> argv = new ArrayList<>(List.of(
         ProcessHandle.current().info().command().orElse("java"), "-Xmx64m", "-XX:TieredStopAtLevel=1",
         "-cp", absoluteClassPath(), main.getName()));
     argv.addAll(List.of(args));
-    return command(id, argv);
+    return argv;
   }
 
   private static String absoluteClassPath() {

@@ -5,7 +5,9 @@ import static io.switchboard.testkit.PermissionHarness.await;
 import io.switchboard.Gateway;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
+import io.switchboard.plugin.PluginRoom;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.util.List;
@@ -20,13 +22,18 @@ public final class GatewayHarness implements AutoCloseable {
   public final int port;
 
   public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, AgentSpec... agents) throws Exception {
+    this(vertx, dataDir, allowedOrigins, List.of(), PluginRoom.Timings.DEFAULT, agents);
+  }
+
+  public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, List<PluginSpec> plugins,
+                        PluginRoom.Timings pluginTimings, AgentSpec... agents) throws Exception {
     this.vertx = vertx;
     this.dataDir = dataDir;
     this.settings = new Settings(new Settings.Http("127.0.0.1", 0, allowedOrigins, false), dataDir,
-        agents[0].id(), List.of(agents), List.of(), Settings.LogFormat.TEXT);
+        agents[0].id(), List.of(agents), plugins, Settings.LogFormat.TEXT);
     AccessToken.ensurePrivateDirectory(dataDir);
     this.token = new AccessToken(settings.tokenFile()).ensure().token();
-    this.gateway = await(new Gateway(vertx, settings, "test").start());
+    this.gateway = await(new Gateway(vertx, settings, "test", pluginTimings).start());
     this.port = gateway.port();
   }
 

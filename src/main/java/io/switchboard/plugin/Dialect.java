@@ -1,0 +1,275 @@
+package io.switchboard.plugin;
+
+import io.switchboard.config.PluginSpec;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+
+/**
+ * How one plugin dialect spells things on the wire. The plugin is the ACP client; the gateway
+ * answers as the agent. docs/protocol-plugins.md documents both dialects.
+ */
+interface Dialect {
+
+  /** A chat message from the plugin, with its routing. */
+  record Inbound(String chatId, String senderId, String senderName, String scope, String messageId,
+                 JsonObject target, String text) {
+    boolean group() {
+      return "group".equals(scope);
+    }
+  }
+
+  /** One JSON-RPC message to send: a method and its params. */
+  record Out(String method, JsonObject params) {}
+
+  String envStateDir();
+
+  JsonObject initializeResult(PluginSpec spec, Path stateDir, String version);
+
+  /** Parses {@code session/prompt} params; an IllegalArgumentException names the missing field. */
+  Inbound prompt(JsonObject params);
+
+  /** The chat a {@code session/cancel} is for, or null. */
+  String cancelledChat(JsonObject params);
+
+  Out stream(Route route, JsonObject update);
+
+  /** A permission card, sent as a request: its response is the tap. */
+  Out card(Route route, String outputId, JsonObject card);
+
+  Out cardEnd(Route route, String outputId, JsonObject end);
+
+  Out text(Route route, String outputId, String kind, String text);
+
+  /** Sent after a turn's last output and before the prompt's response (the output barrier), or null. */
+  Out turnDone(Route route);
+
+  /** Who answered a card, from the response, or null when the dialect does not say. */
+  String tapper(JsonObject response);
+
+  /** True when the plugin acknowledges durable outputs itself ({@code _switchboard/ack}). */
+  boolean acknowledges();
+
+  static Dialect of(String name) {
+    return name.equals("vibearound") ? new VibeAround() : new Acp();
+  }
+
+  static String promptText(JsonObject params) {
+    StringBuilder text = new StringBuilder();
+    for (Object block : params.getValue("prompt") instanceof JsonArray a ? a : new JsonArray()) {
+      if (block instanceof JsonObject b) {
+        if ("text".equals(b.getString("type")) && b.getValue("text") instanceof String t) {
+          text.append(t);
+        } else if ("resource_link".equals(b.getString("type")) && b.getValue("uri") instanceof String uri) {
+          text.append(text.length() == 0 ? "" : "\n").append(uri);
+        }
+      }
+    }
+    return text.toString();
+  }
+
+  static String string(JsonObject o, String field) {
+    return o != null && o.getValue(field) instanceof String s && !s.isEmpty() ? s : null;
+  }
+
+  /** Plain ACP v1, routing in {@code _meta.switchboard}, acknowledgements as {@code _switchboard/ack}. */
+  final class Acp implements Dialect {
+    @Override
+    public String envStateDir() {
+      return "SWITCHBOARD_PLUGIN_STATE_DIR";
+    }
+
+    @Override
+    public JsonObject initializeResult(PluginSpec spec, Path stateDir, String version) {
+      return new JsonObject().put("protocolVersion", 1)
+          .put("agentCapabilities", new JsonObject().put("loadSession", false)
+              .put("promptCapabilities", new JsonObject().put("image", false).put("audio", false)
+                  .put("embeddedContext", false)))
+          .put("authMethods", new JsonArray())
+          .put("agentInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard").put("version", version))
+          .put("_meta", new JsonObject().put("switchboard", new JsonObject().put("pluginId", spec.id())
+              .put("config", spec.config()).put("stateDir", stateDir.toString())));
+    }
+
+    @Override
+    public Inbound prompt(JsonObject params) {
+      JsonObject meta = params.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard");
+      String chatId = string(meta, "chatId");
+      String senderId = string(meta, "senderId");
+      if (chatId == null || senderId == null) {
+        throw new IllegalArgumentException("_meta.switchboard.chatId and senderId are required");
+      }
+      String scope = "group".equals(string(meta, "scope")) ? "group" : "dm";
+      return new Inbound(chatId, senderId, string(meta, "senderName"), scope, string(meta, "messageId"), null,
+          promptText(params));
+    }
+
+    @Override
+    public String cancelledChat(JsonObject params) {
+      String chat = string(params.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard"), "chatId");
+      return chat != null ? chat : string(params, "sessionId");
+    }
+
+    private static JsonObject meta(Route route) {
+      return new JsonObject().put("switchboard", new JsonObject().put("chatId", route.chatId)
+          .put("threadId", route.threadId));
+    }
+
+    @Override
+    public Out stream(Route route, JsonObject update) {
+      return new Out("session/update", new JsonObject().put("sessionId", route.chatId).put("update", update)
+          .put("_meta", meta(route)));
+    }
+
+    @Override
+    public Out card(Route route, String outputId, JsonObject card) {
+      JsonObject meta = meta(route);
+      meta.getJsonObject("switchboard").put("outputId", outputId).put("requestId", card.getString("requestId"));
+      return new Out("session/request_permission", new JsonObject().put("sessionId", route.chatId)
+          .put("toolCall", card.getJsonObject("toolCall")).put("options", card.getJsonArray("options"))
+          .put("_meta", meta));
+    }
+
+    @Override
+    public Out cardEnd(Route route, String outputId, JsonObject end) {
+      return new Out("_switchboard/permission_resolved", new JsonObject().put("chatId", route.chatId)
+          .put("outputId", outputId).put("requestId", end.getString("requestId")).put("outcome", end.getJsonObject("outcome"))
+          .put("endedAt", end.getLong("endedAt")));
+    }
+
+    @Override
+    public Out text(Route route, String outputId, String kind, String text) {
+      return new Out("_switchboard/text", new JsonObject().put("chatId", route.chatId).put("outputId", outputId)
+          .put("kind", kind).put("text", text));
+    }
+
+    @Override
+    public Out turnDone(Route route) {
+      return null;
+    }
+
+    @Override
+    public String tapper(JsonObject response) {
+      return string(response.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard"), "senderId");
+    }
+
+    @Override
+    public boolean acknowledges() {
+      return true;
+    }
+  }
+
+  /**
+   * The wire shapes of VibeAround's channel-plugin SDK (jazzenchen/va-plugin-channel-sdk 0.6.8, with
+   * the newer {@code _va/prompt_done} barrier advertised): outputs are {@code _va/*} notifications
+   * with a {@code target}, cards are {@code _va/request_permission} requests, routing is in
+   * {@code _meta["va.channel"]}. The SDK has no delivery acknowledgement; see docs/protocol-plugins.md.
+   */
+  final class VibeAround implements Dialect {
+    @Override
+    public String envStateDir() {
+      return "VIBEAROUND_PLUGIN_STATE_DIR";
+    }
+
+    @Override
+    public JsonObject initializeResult(PluginSpec spec, Path stateDir, String version) {
+      return new JsonObject().put("protocolVersion", 1)
+          .put("agentCapabilities", new JsonObject().put("loadSession", false))
+          .put("authMethods", new JsonArray())
+          .put("agentInfo", new JsonObject().put("name", "switchboard").put("version", version))
+          .put("_meta", new JsonObject().put("channelKind", spec.id()).put("channelInstanceId", spec.id())
+              .put("actorId", spec.id()).put("config", spec.config()).put("hostVersion", version)
+              .put("promptDone", true).put("cacheDir", stateDir.resolve("cache").toString()));
+    }
+
+    @Override
+    public Inbound prompt(JsonObject params) {
+      JsonObject channel = params.getJsonObject("_meta", new JsonObject()).getJsonObject("va.channel");
+      String chatId = string(channel, "chatId");
+      if (chatId == null) {
+        chatId = string(params, "sessionId");
+      }
+      if (chatId == null) {
+        throw new IllegalArgumentException("_meta[\"va.channel\"].chatId is required");
+      }
+      JsonObject c = channel == null ? new JsonObject() : channel;
+      JsonObject target = new JsonObject().put("channelInstanceId", c.getString("channelInstanceId", ""))
+          .put("actorId", c.getString("actorId", "")).put("chatId", chatId);
+      if (string(c, "topicId") != null) {
+        target.put("topicId", c.getString("topicId"));
+      }
+      if (string(c, "platformMessageId") != null) {
+        target.put("replyTo", c.getString("platformMessageId"));
+      }
+      return new Inbound(chatId, string(c, "senderId"), null, "group".equals(string(c, "scope")) ? "group" : "dm",
+          string(c, "platformMessageId"), target, promptText(params));
+    }
+
+    @Override
+    public String cancelledChat(JsonObject params) {
+      String chat = string(params.getJsonObject("_meta", new JsonObject()).getJsonObject("va.channel"), "chatId");
+      return chat != null ? chat : string(params, "sessionId");
+    }
+
+    /** The route's last inbound target, or one built from what this gateway told the plugin at start. */
+    private static JsonObject target(Route route, boolean reply) {
+      JsonObject t = route.target == null ? new JsonObject() : route.target.copy();
+      if (string(t, "channelInstanceId") == null) {
+        t.put("channelInstanceId", route.pluginId);
+      }
+      if (string(t, "actorId") == null) {
+        t.put("actorId", t.getString("channelInstanceId"));
+      }
+      t.put("chatId", route.chatId);
+      if (!reply) {
+        t.remove("replyTo");
+      }
+      return t;
+    }
+
+    @Override
+    public Out stream(Route route, JsonObject update) {
+      return new Out("_va/thread_reply", new JsonObject().put("target", target(route, true))
+          .put("reply", new JsonObject().put("payload", new JsonObject().put("kind", "acp_session_notification")
+              .put("notification", new JsonObject().put("sessionId", route.chatId).put("update", update)))));
+    }
+
+    @Override
+    public Out card(Route route, String outputId, JsonObject card) {
+      return new Out("_va/request_permission", new JsonObject().put("target", target(route, true))
+          .put("requestId", outputId).put("request", new JsonObject().put("sessionId", route.chatId)
+              .put("toolCall", card.getJsonObject("toolCall")).put("options", card.getJsonArray("options"))));
+    }
+
+    @Override
+    public Out cardEnd(Route route, String outputId, JsonObject end) {
+      JsonObject outcome = end.getJsonObject("outcome", new JsonObject());
+      String text = "selected".equals(outcome.getString("outcome"))
+          ? "Permission answered: " + outcome.getString("optionId") + " (from "
+            + outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface") + ")"
+          : "Permission request ended: cancelled (" + outcome.getString("reason") + ")";
+      return text(route, outputId, "card_end", text);
+    }
+
+    @Override
+    public Out text(Route route, String outputId, String kind, String text) {
+      return new Out("_va/system_text", new JsonObject().put("chatId", route.chatId).put("target", target(route, false))
+          .put("text", text));
+    }
+
+    @Override
+    public Out turnDone(Route route) {
+      return new Out("_va/prompt_done", new JsonObject().put("target", target(route, true)));
+    }
+
+    @Override
+    public String tapper(JsonObject response) {
+      return null;
+    }
+
+    @Override
+    public boolean acknowledges() {
+      return false;
+    }
+  }
+}

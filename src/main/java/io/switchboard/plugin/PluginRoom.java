@@ -1,0 +1,107 @@
+package io.switchboard.plugin;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.AccessToken;
+import io.switchboard.config.PluginSpec;
+import io.switchboard.config.Settings;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The plugin room: one supervisor per configured IM plugin. It routes each (plugin, chat) to a
+ * thread, streams the thread's events to the chats attached to it, and delivers the plugins'
+ * outbox (cards, their end states, system texts, final replies) in order, marking an output
+ * delivered only when the plugin acknowledges it.
+ */
+public final class PluginRoom extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(PluginRoom.class);
+
+  /** Restart backoff, circuit breaker and heartbeat watchdog settings. */
+  public record Timings(long backoffBaseMs, long backoffCapMs, int breakerFailures, long breakerWindowMs,
+                        long watchdogMs) {
+    public static final Timings DEFAULT = new Timings(1_000, 60_000, 5, 5 * 60_000, 90_000);
+  }
+
+  private final Settings settings;
+  private final String version;
+  private final Timings timings;
+  private final Map<String, PluginSupervisor> plugins = new LinkedHashMap<>();
+  private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
+
+  public PluginRoom(Settings settings, String version, Timings timings) {
+    this.settings = settings;
+    this.version = version;
+    this.timings = timings;
+  }
+
+  @Override
+  public Future<?> start() {
+    var bus = vertx.eventBus();
+    for (PluginSpec spec : settings.plugins()) {
+      plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, version, timings));
+    }
+    return bus.<JsonObject>request(Addresses.THREAD_LIST, new JsonObject()).map(reply -> {
+      // Routes survive restarts: a chat stays with the newest thread it is attached to.
+      for (Object o : reply.body().getJsonArray("threads")) {
+        JsonObject t = (JsonObject) o;
+        for (Object r : t.getJsonArray("routes")) {
+          String surface = (String) r;
+          int colon = surface.indexOf(':');
+          PluginSupervisor p = colon > 0 ? plugins.get(surface.substring(0, colon)) : null;
+          if (p != null) {
+            p.restoreRoute(surface.substring(colon + 1), t.getString("threadId"), t.getString("startedBy"));
+            follow(t.getString("threadId"));
+          }
+        }
+      }
+      bus.<JsonObject>consumer(Addresses.OUTBOX_READY, m -> {
+        for (Object id : m.body().getJsonArray("pluginIds", new JsonArray())) {
+          PluginSupervisor p = plugins.get((String) id);
+          if (p != null) {
+            p.deliver();
+          }
+        }
+      });
+      bus.<JsonObject>consumer(Addresses.PLUGIN_STATUS, m -> {
+        JsonArray out = new JsonArray();
+        plugins.values().forEach(p -> out.add(p.status()));
+        m.reply(new JsonObject().put("plugins", out));
+      });
+      plugins.values().forEach(PluginSupervisor::start);
+      log.info("{} plugins starting", plugins.size());
+      return null;
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    List<Future<?>> stopping = new ArrayList<>();
+    plugins.values().forEach(p -> stopping.add(p.stop()));
+    return Future.join(stopping);
+  }
+
+  /** Streams a thread's events to the plugins whose chats are attached to it. */
+  void follow(String threadId) {
+    threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
+        Addresses.threadEvents(id), m -> plugins.values().forEach(p -> p.threadEvent(m.body()))));
+  }
+
+  static void ensureStateDir(java.nio.file.Path dir) throws java.io.IOException {
+    AccessToken.ensurePrivateDirectory(dir);
+  }
+
+  static ErrorCode code(Throwable err) {
+    return ErrorCode.of(err);
+  }
+}

@@ -1,0 +1,579 @@
+package io.switchboard.plugin;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.PluginSpec;
+import io.switchboard.config.Settings;
+import io.switchboard.jsonrpc.JsonRpcError;
+import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.switchboard.jsonrpc.LineChannel;
+import io.switchboard.jsonrpc.StdioProcess;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One plugin: its process generations, restarts (exponential backoff with jitter, capped), a
+ * circuit breaker that gives it up when it fails too often, a heartbeat watchdog, its chats
+ * (routes) with their prompt lanes, and the delivery of its outbox. Lives on the plugin room's
+ * event loop. A generation's cleanup never touches its successor.
+ */
+final class PluginSupervisor {
+  private static final Logger log = LoggerFactory.getLogger(PluginSupervisor.class);
+  private static final int DELIVERY_BATCH = 100;
+  private static final String HELP = "Commands: /new starts a new conversation, /stop stops the agent's current "
+      + "turn, /status shows this chat's thread and agent, /help shows this text.";
+
+  private enum State { STARTING, RUNNING, BACKING_OFF, GIVEN_UP, STOPPED }
+
+  /** One spawn of the plugin. */
+  private final class Generation {
+    final int number;
+    final long startedAt = System.currentTimeMillis();
+    StdioProcess process;
+    JsonRpcPeer peer;
+    boolean ready;
+    long watchdog = -1;
+    /** Outputs written to this generation and not yet acknowledged. */
+    final Set<String> sent = new HashSet<>();
+    final Map<String, Promise<Void>> ackWaiters = new HashMap<>();
+
+    Generation(int number) {
+      this.number = number;
+    }
+  }
+
+  private final PluginRoom room;
+  private final Context context;
+  private final EventBus bus;
+  private final PluginSpec spec;
+  private final Dialect dialect;
+  private final Settings settings;
+  private final String version;
+  private final PluginRoom.Timings timings;
+  private final Path stateDir;
+  private final String tag;
+  private final Map<String, Route> routes = new HashMap<>();
+  /** threadId -> the agent text of its current turn, for the durable final reply. */
+  private final Map<String, StringBuilder> turnText = new HashMap<>();
+  /** threadId -> the generation that was current when its turn started. */
+  private final Map<String, Integer> turnGeneration = new HashMap<>();
+  private final ArrayDeque<Long> failures = new ArrayDeque<>();
+  private State state = State.STARTING;
+  private Generation gen;
+  private int generations;
+  private int restarts;
+  private long restartTimer = -1;
+  private boolean delivering;
+
+  PluginSupervisor(PluginRoom room, Context context, PluginSpec spec, Settings settings, String version,
+                   PluginRoom.Timings timings) {
+    this.room = room;
+    this.context = context;
+    this.bus = context.owner().eventBus();
+    this.spec = spec;
+    this.dialect = Dialect.of(spec.dialect());
+    this.settings = settings;
+    this.version = version;
+    this.timings = timings;
+    this.stateDir = settings.dataDir().resolve("plugins").resolve(spec.id());
+    this.tag = "plugin " + spec.id();
+  }
+
+  JsonObject status() {
+    return new JsonObject().put("id", spec.id()).put("dialect", spec.dialect()).put("state", state.name())
+        .put("generation", gen == null ? null : gen.number).put("pid", gen == null ? null : gen.process.pid())
+        .put("restarts", restarts).put("routes", routes.size())
+        .put("queuedBytes", gen == null ? 0 : gen.process.queuedBytes());
+  }
+
+  void restoreRoute(String chatId, String threadId, String startedBy) {
+    Route r = routes.computeIfAbsent(chatId, c -> new Route(spec.id(), c));
+    r.threadId = threadId;
+    r.startedBy = startedBy;
+  }
+
+  // ---- process lifecycle ----
+
+  void start() {
+    spawn();
+  }
+
+  Future<?> stop() {
+    state = State.STOPPED;
+    context.owner().cancelTimer(restartTimer);
+    return gen == null ? Future.succeededFuture() : gen.process.stop();
+  }
+
+  private void spawn() {
+    if (state == State.STOPPED || state == State.GIVEN_UP) {
+      return;
+    }
+    state = State.STARTING;
+    Generation g = new Generation(++generations);
+    g.peer = new JsonRpcPeer(tag, line -> g.process == null ? Future.failedFuture("not started") : g.process.write(line));
+    g.peer.handler(new JsonRpcPeer.Handler() {
+      @Override
+      public Future<Object> request(String method, Object params) {
+        return serve(g, method, JsonRpcPeer.object(params));
+      }
+
+      @Override
+      public void notification(String method, Object params) {
+        heard(g, method, JsonRpcPeer.object(params));
+      }
+    });
+    context.owner().<StdioProcess>executeBlocking(() -> {
+      PluginRoom.ensureStateDir(stateDir);
+      Map<String, String> env = new HashMap<>(spec.env());
+      env.put(dialect.envStateDir(), stateDir.toString());
+      Path cwd = spec.cwd() == null ? stateDir : Path.of(spec.cwd());
+      return StdioProcess.spawn(context, spec.command(), env, cwd, tag, new LineChannel.Listener() {
+        @Override
+        public void line(String line) {
+          g.peer.receive(line);
+        }
+
+        @Override
+        public void oversize(long bytes) {
+          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
+        }
+
+        @Override
+        public void closed() {
+          // the process exit is what counts
+        }
+      });
+    }).onSuccess(process -> {
+      g.process = process;
+      gen = g;
+      state = State.RUNNING;
+      process.exited().onComplete(code -> exited(g, code.result()));
+    }).onFailure(err -> {
+      log.error("[{}] cannot start: {}", tag, err.getMessage());
+      failed();
+    });
+  }
+
+  private void exited(Generation g, Integer code) {
+    g.peer.close("the plugin exited");
+    context.owner().cancelTimer(g.watchdog);
+    log.warn("[{}] generation {} exited with code {}", tag, g.number, code);
+    // Exactly once per generation: its chats leave every pending request's set.
+    bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("plugin", spec.id()).put("generation", g.number));
+    if (gen != g) {
+      return;
+    }
+    gen = null;
+    if (state == State.STOPPED) {
+      return;
+    }
+    failed();
+  }
+
+  /** A generation died or could not start: back off and try again, or give the plugin up. */
+  private void failed() {
+    long now = System.currentTimeMillis();
+    failures.addLast(now);
+    while (!failures.isEmpty() && failures.peekFirst() < now - timings.breakerWindowMs()) {
+      failures.pollFirst();
+    }
+    if (failures.size() >= timings.breakerFailures()) {
+      state = State.GIVEN_UP;
+      log.error("[{}] given up: it failed {} times within {} s; fix it and restart the gateway", tag,
+          failures.size(), timings.breakerWindowMs() / 1000);
+      // What only this plugin could answer ends now (cards raised while it was down included).
+      bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("plugin", spec.id()).put("givenUp", true));
+      return;
+    }
+    long delay = Math.min(timings.backoffCapMs(), timings.backoffBaseMs() << Math.min(20, failures.size() - 1));
+    delay = (long) (delay * (0.75 + ThreadLocalRandom.current().nextDouble() / 2));
+    state = State.BACKING_OFF;
+    restarts++;
+    log.info("[{}] restarting in {} ms", tag, delay);
+    restartTimer = context.owner().setTimer(Math.max(1, delay), t -> spawn());
+  }
+
+  private void heartbeat(Generation g) {
+    context.owner().cancelTimer(g.watchdog);
+    g.watchdog = context.owner().setTimer(timings.watchdogMs(), t -> {
+      if (gen == g) {
+        log.warn("[{}] no heartbeat for {} s: restarting it", tag, timings.watchdogMs() / 1000);
+        g.process.stop();
+      }
+    });
+  }
+
+  // ---- what the plugin asks ----
+
+  private Future<Object> serve(Generation g, String method, JsonObject params) {
+    switch (method) {
+      case "initialize" -> {
+        g.ready = true;
+        context.runOnContext(v -> deliver());
+        return Future.succeededFuture(dialect.initializeResult(spec, stateDir, version));
+      }
+      case "session/new" -> {
+        return Future.succeededFuture(new JsonObject().put("sessionId", "switchboard-" + spec.id()));
+      }
+      case "session/prompt" -> {
+        return prompt(g, params);
+      }
+      case "_va/heartbeat", "_switchboard/heartbeat" -> {
+        heartbeat(g);
+        return Future.succeededFuture(new JsonObject());
+      }
+      default -> {
+        return Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
+      }
+    }
+  }
+
+  private void heard(Generation g, String method, JsonObject params) {
+    switch (method) {
+      case "session/cancel" -> {
+        Route r = routes.get(dialect.cancelledChat(params));
+        if (r != null && r.threadId != null) {
+          bus.request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+        }
+      }
+      case "_va/heartbeat", "_switchboard/heartbeat" -> heartbeat(g);
+      case "_switchboard/ack" -> acknowledged(g, params.getJsonArray("outputIds", new JsonArray()));
+      default -> log.debug("[{}] ignored notification {}", tag, method);
+    }
+  }
+
+  private Future<Object> prompt(Generation g, JsonObject params) {
+    Dialect.Inbound in;
+    try {
+      in = dialect.prompt(params);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, e.getMessage()));
+    }
+    Route r = routes.computeIfAbsent(in.chatId(), c -> new Route(spec.id(), c));
+    r.target = in.target();
+    r.scope = in.scope();
+    String text = in.text().trim();
+    if (text.startsWith("/")) {
+      return command(r, text.split("\\s+")[0].toLowerCase());
+    }
+    if (text.isEmpty()) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "the prompt has no text"));
+    }
+    if (r.lane.size() >= Route.LANE_CAPACITY) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.AUTH_REQUIRED, "route is busy: "
+          + Route.LANE_CAPACITY + " messages of this chat are already waiting; wait, or send /stop"));
+    }
+    Promise<Object> done = Promise.promise();
+    r.lane.add(new Route.Waiting(in, done));
+    pump(r);
+    return done.future();
+  }
+
+  private Future<Object> command(Route r, String command) {
+    String reply;
+    switch (command) {
+      case "/new" -> {
+        if (r.threadId != null) {
+          bus.request(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()));
+        }
+        r.threadId = null;
+        reply = "OK: your next message starts a new conversation.";
+      }
+      case "/stop", "/cancel" -> {
+        if (r.threadId != null) {
+          bus.request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+        }
+        reply = r.threadId == null ? "Nothing to stop." : "Stopping the agent's turn.";
+      }
+      case "/status" -> {
+        return (r.threadId == null ? Future.succeededFuture(new JsonObject())
+            : bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", r.threadId)).map(m -> m.body()))
+            .compose(t -> say(r, t.isEmpty() ? "No conversation yet: send a message to start one."
+                : "Thread " + t.getString("threadId") + " with agent " + t.getString("agent")
+                    + (t.getBoolean("busy") ? ", working." : ", idle.") + " " + r.lane.size() + " messages waiting."))
+            .map(x -> new JsonObject().put("stopReason", "end_turn"));
+      }
+      case "/help" -> reply = HELP;
+      default -> reply = "Unknown command " + command + ". " + HELP;
+    }
+    return say(r, reply).map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  /** A durable system text to a chat; completes once the plugin has it. */
+  private Future<Void> say(Route r, String text) {
+    return bus.<JsonObject>request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
+            .put("chatId", r.chatId).put("kind", "system").put("body", new JsonObject().put("text", text)))
+        .compose(m -> awaitAck(m.body().getString("outputId")));
+  }
+
+  private Future<Void> awaitAck(String outputId) {
+    Generation g = gen;
+    if (g == null) {
+      return Future.succeededFuture(); // it goes out after the respawn; this prompt's answer cannot
+    }
+    return g.ackWaiters.computeIfAbsent(outputId, id -> Promise.promise()).future();
+  }
+
+  /** Runs the route's next prompt, one at a time. */
+  private void pump(Route r) {
+    if (r.current != null || r.lane.isEmpty()) {
+      return;
+    }
+    Route.Waiting w = r.lane.poll();
+    r.current = w;
+    r.turnsToWait = -1;
+    r.turnEnds.clear();
+    ensureThread(r, w.inbound())
+        .compose(threadId -> bus.<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+            .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
+        .onSuccess(reply -> {
+          r.promptSeq = reply.body().getLong("seq");
+          r.turnsToWait = reply.body().getInteger("ahead") + 1;
+          checkTurnEnd(r);
+        })
+        .onFailure(err -> {
+          r.current = null;
+          w.done().tryFail(new JsonRpcError(JsonRpcError.AUTH_REQUIRED, err.getMessage()));
+          pump(r);
+        });
+  }
+
+  private Future<String> ensureThread(Route r, Dialect.Inbound in) {
+    if (r.threadId != null) {
+      return Future.succeededFuture(r.threadId);
+    }
+    JsonObject create = new JsonObject().put("surface", r.surface()).put("startedBy", in.senderId());
+    if (spec.agent() != null) {
+      create.put("agent", spec.agent());
+    }
+    return bus.<JsonObject>request(Addresses.THREAD_CREATE, create).map(m -> {
+      r.threadId = m.body().getString("threadId");
+      r.startedBy = in.senderId();
+      room.follow(r.threadId);
+      return r.threadId;
+    });
+  }
+
+  // ---- the thread's events ----
+
+  void threadEvent(JsonObject e) {
+    String threadId = e.getString("threadId");
+    List<Route> attached = routes.values().stream().filter(r -> threadId.equals(r.threadId)).toList();
+    if (attached.isEmpty()) {
+      return;
+    }
+    JsonObject event = e.getJsonObject("event");
+    String kind = event.getString("kind");
+    switch (kind) {
+      case "turn_started" -> {
+        turnText.put(threadId, new StringBuilder());
+        turnGeneration.put(threadId, gen == null ? -1 : gen.number);
+      }
+      case "acp" -> {
+        JsonObject update = event.getJsonObject("update");
+        if ("agent_message_chunk".equals(update.getString("sessionUpdate"))) {
+          JsonObject content = update.getJsonObject("content", new JsonObject());
+          turnText.computeIfAbsent(threadId, t -> new StringBuilder()).append(content.getString("text", ""));
+        }
+        if (gen != null && gen.ready) {
+          attached.forEach(r -> send(gen, dialect.stream(r, update)));
+        }
+      }
+      case "system" -> attached.forEach(r -> enqueueText(r, "system", event.getString("text")));
+      case "agent_exited" -> attached.forEach(r -> enqueueText(r, "system",
+          "The agent exited" + (event.getValue("code") == null ? "" : " with code " + event.getValue("code"))
+              + ". Your next message starts it again."));
+      default -> { }
+    }
+    if ("turn_ended".equals(kind) || "agent_exited".equals(kind)) {
+      StringBuilder text = turnText.remove(threadId);
+      Integer streamedTo = turnGeneration.remove(threadId);
+      for (Route r : attached) {
+        // The turn's final reply is durable: a chat that missed the stream (plugin restarting) gets it whole.
+        Future<Void> written = text == null || text.length() == 0 ? Future.succeededFuture()
+            : bus.<JsonObject>request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
+                .put("chatId", r.chatId).put("kind", "final").put("body", new JsonObject().put("text", text.toString())
+                    .put("threadId", threadId).put("streamedTo", streamedTo)))
+                .compose(m -> awaitAck(m.body().getString("outputId")));
+        if (r.current != null) {
+          r.turnEnds.add(new JsonObject().put("seq", e.getLong("seq"))
+              .put("stopReason", "agent_exited".equals(kind) ? "end_turn" : event.getString("stopReason", "end_turn")));
+        }
+        written.onComplete(x -> checkTurnEnd(r));
+      }
+    }
+  }
+
+  /** Answers the route's prompt once its own turn ended and that turn's outputs reached the plugin. */
+  private void checkTurnEnd(Route r) {
+    Route.Waiting w = r.current;
+    if (w == null || r.turnsToWait < 0) {
+      return;
+    }
+    List<JsonObject> ours = r.turnEnds.stream().filter(t -> t.getLong("seq") > r.promptSeq).toList();
+    if (ours.size() < r.turnsToWait) {
+      return;
+    }
+    String stopReason = ours.get(r.turnsToWait - 1).getString("stopReason");
+    stopReason = "error".equals(stopReason) ? "end_turn" : stopReason;
+    r.current = null;
+    Generation g = gen;
+    if (g != null && g.ready) {
+      Dialect.Out done = dialect.turnDone(r);
+      if (done != null) {
+        send(g, done);
+      }
+    }
+    w.done().tryComplete(new JsonObject().put("stopReason", stopReason));
+    pump(r);
+  }
+
+  private void enqueueText(Route r, String kind, String text) {
+    bus.request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
+        .put("kind", kind).put("body", new JsonObject().put("text", text)));
+  }
+
+  // ---- delivering the outbox ----
+
+  /** Sends what waits in the outbox, in order, to the current generation. */
+  void deliver() {
+    Generation g = gen;
+    if (g == null || !g.ready || delivering) {
+      return;
+    }
+    delivering = true;
+    bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", spec.id())
+            .put("limit", DELIVERY_BATCH))
+        .onComplete(reply -> {
+          delivering = false;
+          if (reply.failed() || gen != g) {
+            return;
+          }
+          JsonArray outputs = reply.result().body().getJsonArray("outputs");
+          List<String> written = new java.util.ArrayList<>();
+          for (Object o : outputs) {
+            JsonObject out = (JsonObject) o;
+            String id = out.getString("outputId");
+            if (g.sent.add(id)) {
+              written.add(id);
+              deliverOne(g, out);
+            }
+          }
+          if (!dialect.acknowledges() && !written.isEmpty()) {
+            // This dialect has no acknowledgement: a request answered after them proves the plugin read them.
+            g.peer.request("_switchboard/sync", new JsonObject())
+                .onComplete(x -> acknowledged(g, new JsonArray(written)));
+          }
+        });
+  }
+
+  private void deliverOne(Generation g, JsonObject out) {
+    String id = out.getString("outputId");
+    Route r = routes.computeIfAbsent(out.getString("chatId"), c -> new Route(spec.id(), c));
+    JsonObject body = out.getJsonObject("body");
+    switch (out.getString("kind")) {
+      case "card" -> {
+        if (!dialect.acknowledges() && "group".equals(r.scope) && !spec.cardsInGroups()) {
+          send(g, dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
+              + ". This plugin cannot tell who taps in a group, so answer it in a direct message or in the web chat."));
+          return;
+        }
+        Dialect.Out card = dialect.card(r, id, body);
+        g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
+            JsonRpcPeer.object(response)));
+      }
+      case "card_end" -> send(g, dialect.cardEnd(r, id, body));
+      case "final" -> {
+        Integer streamedTo = body.getInteger("streamedTo");
+        if (!dialect.acknowledges() && streamedTo != null && streamedTo == g.number) {
+          return; // this generation got the whole turn live; the sync barrier acknowledges it
+        }
+        Dialect.Out text = dialect.text(r, id, "final", body.getString("text"));
+        // A plugin that showed this turn live may skip the whole reply; one that missed it shows it.
+        text.params().put("streamed", streamedTo != null && streamedTo == g.number);
+        send(g, text);
+      }
+      default -> send(g, dialect.text(r, id, out.getString("kind"), body.getString("text")));
+    }
+  }
+
+  private static String title(JsonObject card) {
+    return card.getJsonObject("toolCall", new JsonObject()).getString("title", "a tool call");
+  }
+
+  /** A card's response: a tap (checked against the approvers), or the plugin giving up on it. */
+  private void tapped(Generation g, Route r, String outputId, JsonObject card, JsonObject response) {
+    acknowledged(g, new JsonArray().add(outputId));
+    JsonObject outcome = response.getJsonObject("outcome", new JsonObject());
+    String requestId = card.getString("requestId");
+    if (!"selected".equals(outcome.getString("outcome"))) {
+      log.info("[{}] the card of {} in chat {} was dismissed by the plugin", tag, requestId, r.chatId);
+      return;
+    }
+    String who = dialect.tapper(response);
+    if (who == null && dialect.acknowledges()) {
+      who = "unknown";
+    }
+    if (who == null) {
+      // The vibearound dialect does not say who tapped: hold it against the chat's own sender.
+      who = r.startedBy;
+    }
+    List<String> approvers = spec.approvers().isEmpty() ? (r.startedBy == null ? List.of() : List.of(r.startedBy))
+        : spec.approvers();
+    if (!approvers.contains(who)) {
+      log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);
+      bus.request(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
+          .put("surface", r.surface()).put("user", who).put("detail", "not_eligible: not an approver"));
+      enqueueText(r, "system", "Only " + String.join(", ", approvers) + " may answer that request.");
+      if (gen == g) {
+        deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")
+            .put("body", card)); // ask again, for an approver
+      }
+      return;
+    }
+    String user = who;
+    bus.request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+            .put("optionId", outcome.getString("optionId")).put("surface", r.surface()).put("user", user))
+        .onFailure(err -> {
+          ErrorCode code = ErrorCode.of(err);
+          if (code != ErrorCode.ALREADY_ANSWERED) {
+            enqueueText(r, "system", "That answer was not taken: " + err.getMessage());
+          }
+        });
+  }
+
+  private void acknowledged(Generation g, JsonArray outputIds) {
+    JsonArray mine = new JsonArray();
+    for (Object id : outputIds) {
+      if (id instanceof String s) {
+        mine.add(s);
+        Promise<Void> waiter = g.ackWaiters.remove(s);
+        if (waiter != null) {
+          waiter.tryComplete();
+        }
+      }
+    }
+    if (!mine.isEmpty()) {
+      bus.request(Addresses.STORE_OUTBOX_ACK, new JsonObject().put("pluginId", spec.id()).put("outputIds", mine))
+          .onComplete(x -> deliver());
+    }
+  }
+
+  private void send(Generation g, Dialect.Out out) {
+    g.peer.notify(out.method(), out.params());
+  }
+}

@@ -1,0 +1,269 @@
+package io.switchboard.plugin;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static io.switchboard.testkit.PermissionHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.config.PluginSpec;
+import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.GatewayHarness;
+import io.switchboard.testkit.PluginControl;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Scripted IM plugins of both dialects against the whole gateway and the demo agent. */
+@ExtendWith(VertxExtension.class)
+class PluginRoomTest {
+  static final PluginRoom.Timings FAST = new PluginRoom.Timings(300, 2_000, 4, 30_000, 90_000);
+
+  @TempDir
+  Path dir;
+  GatewayHarness gateway;
+  Vertx vertx;
+
+  private PluginControl start(Vertx vertx, String dialect, List<String> approvers, String... flags) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
+        List.of(plugin.spec("fake", dialect, approvers, flags)), FAST, AgentHarness.demo());
+    plugin.awaitType("initialized", 1);
+    return plugin;
+  }
+
+  @AfterEach
+  void stop() {
+    if (gateway != null) {
+      gateway.close();
+    }
+  }
+
+  private JsonObject ledger(String requestId) {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_GET,
+        new JsonObject().put("requestId", requestId))).body().getJsonObject("request");
+  }
+
+  private String threadOf(String surface) {
+    JsonArray threads = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject())).body()
+        .getJsonArray("threads");
+    return threads.stream().map(t -> (JsonObject) t).filter(t -> t.getJsonArray("routes").contains(surface))
+        .map(t -> t.getString("threadId")).reduce((a, b) -> b).orElseThrow();
+  }
+
+  private String requestIdOf(JsonObject card) {
+    JsonObject p = card.getJsonObject("params");
+    return p.containsKey("_meta") ? p.getJsonObject("_meta").getJsonObject("switchboard").getString("requestId")
+        : null;
+  }
+
+  @Test
+  void acpAWholeTurnWithACardTappedOnThePlugin(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    String stateDir = plugin.awaitType("started", 1).getString("stateDir");
+    assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(Path.of(stateDir))));
+    plugin.prompt("42", "42", "note this from telegram");
+    JsonObject card = plugin.awaitType("card", 1);
+    assertEquals("session/request_permission", card.getString("method"));
+    plugin.tap(card.getString("key"), "allow-once", "42");
+    JsonObject result = plugin.await(r -> "prompt_result".equals(r.getString("type")), 1, "the prompt's answer");
+    assertEquals("end_turn", result.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+    String thread = threadOf("fake:42");
+    assertTrue(Files.readString(gateway.workspace(thread).resolve("demo-notes.md")).contains("note this"));
+    assertFalse(plugin.received(PluginControl.method("session/update")).isEmpty(), "the text streamed");
+    // Every output of the turn was written before the prompt's answer (the output barrier).
+    List<JsonObject> all = plugin.received();
+    int answer = all.indexOf(result);
+    int finalReply = all.indexOf(plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && "final".equals(r.getJsonObject("params").getString("kind")), 1, "the final reply"));
+    assertTrue(finalReply < answer, "final reply before the prompt's answer");
+    JsonObject row = ledger(requestIdOf(card));
+    assertEquals("fake:42", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    assertEquals("42", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("user"));
+  }
+
+  @Test
+  void vibearoundAWholeTurnWithACardTappedOnThePlugin(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    JsonObject init = plugin.awaitType("initialized", 1).getJsonObject("response").getJsonObject("result");
+    assertEquals("test", init.getJsonObject("_meta").getJsonObject("config").getString("bot_token"));
+    assertTrue(init.getJsonObject("_meta").getBoolean("promptDone"));
+    plugin.prompt("77", "77", "hello from va");
+    JsonObject card = plugin.awaitType("card", 1);
+    assertEquals("_va/request_permission", card.getString("method"));
+    assertEquals("77", card.getJsonObject("params").getJsonObject("target").getString("chatId"));
+    plugin.tap(card.getString("key"), "allow-once", null);
+    JsonObject result = plugin.awaitType("prompt_result", 1);
+    assertEquals("end_turn", result.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+    List<JsonObject> all = plugin.received();
+    int done = all.indexOf(plugin.await(PluginControl.method("_va/prompt_done"), 1, "prompt_done"));
+    assertTrue(done < all.indexOf(result), "_va/prompt_done comes before the prompt's answer");
+    assertFalse(plugin.received(PluginControl.method("_va/thread_reply")).isEmpty());
+    assertTrue(Files.exists(gateway.workspace(threadOf("fake:77")).resolve("demo-notes.md")));
+  }
+
+  @Test
+  void aKilledPluginCancelsItsPendingCardExactlyOnceAndComesBack(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "doomed");
+    JsonObject card = plugin.awaitType("card", 1);
+    long pid = plugin.awaitType("started", 1).getLong("pid");
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    String requestId = requestIdOf(card);
+    waitFor(() -> "cancelled".equals(ledger(requestId).getString("state")), "the card to be cancelled");
+    assertEquals("surface-gone", ledger(requestId).getJsonObject("outcome").getString("reason"));
+    assertEquals(1, ledger(requestId).getJsonArray("events").stream()
+        .filter(e -> "cancelled".equals(((JsonObject) e).getString("event"))).count());
+    // The respawned plugin learns how the card ended instead of seeing a question nobody can answer.
+    plugin.awaitType("started", 2);
+    JsonObject end = plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the end state");
+    assertEquals("surface-gone", end.getJsonObject("params").getJsonObject("outcome").getString("reason"));
+  }
+
+  @Test
+  void aCardRaisedWhileThePluginIsDownArrivesAfterTheRespawn(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "first");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "allow-once", "42");
+    plugin.awaitType("prompt_result", 1);
+    String thread = threadOf("fake:42");
+    plugin.act(new JsonObject().put("exit", 3));
+    waitFor(() -> "BACKING_OFF".equals(status().getString("state")), "the plugin to be down");
+    // Someone prompts the thread from the web while the plugin is down; the demo agent asks again.
+    await(vertx.eventBus().request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", thread)
+        .put("text", "second").put("surface", "web")));
+    JsonObject card = plugin.awaitType("card", 2);
+    plugin.tap(card.getString("key"), "allow-once", "42");
+    waitFor(() -> "selected".equals(ledger(requestIdOf(card)).getString("state")), "the tap to count");
+  }
+
+  private JsonObject status() {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject())).body()
+        .getJsonArray("plugins").getJsonObject(0);
+  }
+
+  @Test
+  void onlyApproversMayTapAndTheFirstAnswerWinsAcrossSurfaces(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("group-1", "42", "group message");
+    JsonObject card = plugin.awaitType("card", 1);
+    String requestId = requestIdOf(card);
+    plugin.tap(card.getString("key"), "allow-once", "99"); // a group member, not the starter
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("Only 42"), 1, "the refusal");
+    assertEquals("pending", ledger(requestId).getString("state"));
+    assertTrue(ledger(requestId).getJsonArray("events").stream().map(e -> (JsonObject) e)
+        .anyMatch(e -> "rejected".equals(e.getString("event")) && "99".equals(e.getString("user"))));
+    // The card is asked again; now the web answers first, and the plugin's late tap changes nothing.
+    JsonObject again = plugin.awaitType("card", 2);
+    ChatClient web = ChatClient.open(vertx, gateway.port, gateway.token);
+    try {
+      web.next("welcome");
+      web.send(new JsonObject().put("type", "attach").put("threadId", threadOf("fake:group-1")));
+      web.next("turn");
+      await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+          .put("optionId", "reject").put("surface", "fake:group-1").put("user", "42")));
+    } finally {
+      web.close();
+    }
+    plugin.tap(again.getString("key"), "allow-once", "42");
+    plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the end state");
+    assertEquals("reject", ledger(requestId).getJsonObject("outcome").getString("optionId"));
+    // A tap claiming another plugin's surface is refused by the permission room.
+    plugin.prompt("group-1", "42", "again");
+    JsonObject third = plugin.awaitType("card", 3);
+    String other = io.switchboard.testkit.PermissionHarness.errorOf(vertx.eventBus().request(
+        Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestIdOf(third)).put("optionId", "allow-once")
+            .put("surface", "other:group-1"))).wireName;
+    assertEquals("not_eligible", other);
+  }
+
+  @Test
+  void garbageAndHugeLinesFromAPluginChangeNothing(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.act(new JsonObject().put("garbage", true));
+    plugin.prompt("42", "42", "still there?");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
+    assertEquals("end_turn", plugin.awaitType("prompt_result", 1).getJsonObject("response").getJsonObject("result")
+        .getString("stopReason"));
+    assertEquals(1, (int) status().getInteger("generation"), "the plugin was not restarted");
+  }
+
+  @Test
+  void commandsAreAnsweredByTheGateway(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "/help");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("/new"), 1, "the help text");
+    plugin.awaitType("prompt_result", 1);
+    plugin.prompt("42", "42", "/status");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("No conversation"), 1, "the status");
+  }
+
+  @Test
+  void aPluginThatKeepsFailingIsGivenUpAndReadyzSaysSo(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginSpec broken = new PluginSpec("broken", "acp", List.of("sh", "-c", "exit 1"), null, java.util.Map.of(),
+        new JsonObject(), List.of(), null, false);
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), List.of(broken), FAST, AgentHarness.demo());
+    waitFor(() -> "GIVEN_UP".equals(status().getString("state")), "the circuit breaker");
+    HttpResponse<String> ready = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create(gateway.url("/readyz"))).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(503, ready.statusCode());
+    assertTrue(ready.body().contains("broken"), ready.body());
+    int restarts = status().getInteger("restarts");
+    Thread.sleep(1_000);
+    assertEquals(restarts, status().getInteger("restarts"), "a given-up plugin stays down");
+  }
+
+  @Test
+  void aPluginThatStopsReadingCannotHurtTheGateway(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "hi");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
+    plugin.awaitType("prompt_result", 1);
+    String thread = threadOf("fake:42");
+    plugin.act(new JsonObject().put("stopReading", true));
+    Thread.sleep(300);
+    String big = "y".repeat(1024 * 1024);
+    for (int i = 0; i < 100; i++) {
+      vertx.eventBus().publish(Addresses.threadEvents(thread), new JsonObject().put("threadId", thread)
+          .put("seq", 1000 + i).put("at", 0L).put("event", new JsonObject().put("kind", "acp").put("update",
+              new JsonObject().put("sessionUpdate", "agent_message_chunk")
+                  .put("content", new JsonObject().put("type", "text").put("text", big)))));
+    }
+    Thread.sleep(1_000);
+    long queued = status().getLong("queuedBytes");
+    assertTrue(queued <= io.switchboard.jsonrpc.StdioProcess.MAX_QUEUED_BYTES, "bounded: " + queued);
+    HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create(gateway.url("/healthz"))).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, health.statusCode());
+    ChatClient web = ChatClient.open(vertx, gateway.port, gateway.token);
+    try {
+      web.next("welcome");
+      web.send(new JsonObject().put("type", "ping"));
+      web.next("pong");
+    } finally {
+      web.close();
+    }
+    assertNotEquals(0L, queued, "the plugin really stopped reading");
+  }
+}
