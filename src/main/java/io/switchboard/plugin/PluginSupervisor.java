@@ -78,6 +78,7 @@ final class PluginSupervisor {
   private int restarts;
   private long restartTimer = -1;
   private boolean delivering;
+  private boolean deliverAgain;
 
   PluginSupervisor(PluginRoom room, Context context, PluginSpec spec, Settings settings, String version,
                    PluginRoom.Timings timings) {
@@ -452,14 +453,22 @@ final class PluginSupervisor {
   /** Sends what waits in the outbox, in order, to the current generation. */
   void deliver() {
     Generation g = gen;
-    if (g == null || !g.ready || delivering) {
+    if (g == null || !g.ready) {
+      return;
+    }
+    if (delivering) {
+      deliverAgain = true; // outputs added while the last read was out: read again after it
       return;
     }
     delivering = true;
+    deliverAgain = false;
     bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", spec.id())
             .put("limit", DELIVERY_BATCH))
         .onComplete(reply -> {
           delivering = false;
+          if (deliverAgain) {
+            context.runOnContext(v -> deliver());
+          }
           if (reply.failed() || gen != g) {
             return;
           }

@@ -207,6 +207,19 @@ class PluginRoomTest {
   }
 
   @Test
+  void aPluginWhoseHeartbeatStopsIsRestarted(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
+        List.of(plugin.spec("fake", "vibearound", List.of())), new PluginRoom.Timings(300, 2_000, 4, 30_000, 700),
+        AgentHarness.demo());
+    plugin.awaitType("initialized", 1);
+    plugin.act(new JsonObject().put("heartbeat", true)); // one beat, then silence
+    plugin.awaitType("initialized", 2);
+    assertEquals(2, (int) status().getInteger("generation"));
+  }
+
+  @Test
   void commandsAreAnsweredByTheGateway(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "/help");
