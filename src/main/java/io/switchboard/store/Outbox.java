@@ -70,7 +70,7 @@ final class Outbox {
     return touched;
   }
 
-  /** Marks outputs delivered (only pending ones of that plugin), then prunes old finished ones. */
+  /** Marks outputs delivered (only pending ones of that plugin). */
   static int ack(Connection conn, String pluginId, JsonArray outputIds, long at) throws SQLException {
     int acked = 0;
     for (Object id : outputIds) {
@@ -79,9 +79,15 @@ final class Outbox {
             + "WHERE output_id = ? AND plugin_id = ? AND state = 'pending'", at, s, pluginId);
       }
     }
-    StoreRoom.update(conn, "DELETE FROM outbox WHERE plugin_id = ? AND state <> 'pending' AND (created_at < ? "
-        + "OR seq <= (SELECT seq FROM outbox WHERE plugin_id = ? AND state <> 'pending' ORDER BY seq DESC "
-        + "LIMIT 1 OFFSET ?))", pluginId, at - KEPT_MS, pluginId, KEPT_PER_PLUGIN);
     return acked;
+  }
+
+  /** Drops a plugin's finished outputs past the newest {@link #KEPT_PER_PLUGIN} or older than {@link #KEPT_MS}. */
+  static void prune(Connection conn, String pluginId, long at) throws SQLException {
+    StoreRoom.update(conn, "DELETE FROM outbox WHERE plugin_id = ? AND state <> 'pending' AND created_at < ?",
+        pluginId, at - KEPT_MS);
+    StoreRoom.update(conn, "DELETE FROM outbox WHERE plugin_id = ? AND state <> 'pending' AND seq < (SELECT MIN(seq) "
+        + "FROM (SELECT seq FROM outbox WHERE plugin_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT ?))",
+        pluginId, pluginId, KEPT_PER_PLUGIN);
   }
 }

@@ -380,6 +380,8 @@ public final class StoreRoom extends VerticleBase {
 
   /** A reply field naming the plugins whose outbox a write added to; stripped before the reply. */
   private static final String OUTBOX_TOUCHED = "_outboxTouched";
+  private static final int PRUNE_EVERY = 500;
+  private long acknowledgements;
 
   private Write enqueueOutput(JsonObject b) {
     String pluginId = required(b, "pluginId");
@@ -400,7 +402,15 @@ public final class StoreRoom extends VerticleBase {
       throw new IllegalArgumentException("outputIds must be an array");
     }
     long at = System.currentTimeMillis();
-    return conn -> new JsonObject().put("acked", Outbox.ack(conn, pluginId, ids, at));
+    // Pruning scans the plugin's finished outputs: do it now and then, not on every acknowledgement.
+    boolean prune = ++acknowledgements % PRUNE_EVERY == 0;
+    return conn -> {
+      int acked = Outbox.ack(conn, pluginId, ids, at);
+      if (prune) {
+        Outbox.prune(conn, pluginId, at);
+      }
+      return new JsonObject().put("acked", acked);
+    };
   }
 
   private void pendingOutputs(Message<JsonObject> m) {

@@ -121,6 +121,30 @@ class StoreRoomTest {
   }
 
   @Test
+  void finishedOutputsAreKeptBoundedPerPlugin(Vertx vertx) throws Exception {
+    Path db = dir.resolve("db.sqlite");
+    await(vertx.deployVerticle(new StoreRoom(db)));
+    int total = Outbox.KEPT_PER_PLUGIN + 1_000;
+    List<Future<JsonObject>> enqueued = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      enqueued.add(send(vertx, Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", "tg")
+          .put("chatId", "1").put("kind", "system").put("body", new JsonObject().put("text", "t" + i))));
+    }
+    List<Future<JsonObject>> acks = new ArrayList<>();
+    for (Future<JsonObject> f : enqueued) {
+      acks.add(send(vertx, Addresses.STORE_OUTBOX_ACK, new JsonObject().put("pluginId", "tg")
+          .put("outputIds", new JsonArray().add(await(f).getString("outputId")))));
+    }
+    acks.forEach(f -> await(f));
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+         ResultSet count = c.createStatement().executeQuery("SELECT COUNT(*) FROM outbox")) {
+      int kept = count.getInt(1);
+      assertTrue(kept < total, "finished outputs were pruned: " + kept);
+      assertTrue(kept >= Outbox.KEPT_PER_PLUGIN, "the newest are kept: " + kept);
+    }
+  }
+
+  @Test
   void aRestartVoidsPendingRowsAndEnqueuesTheirEndStates(Vertx vertx) {
     await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
     await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r1").put("eligible", new JsonArray().add("tg:42"))));
