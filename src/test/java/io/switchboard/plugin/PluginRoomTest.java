@@ -220,6 +220,31 @@ class PluginRoomTest {
   }
 
   @Test
+  void vibearoundGroupsGetNoCardsUnlessOptedIn(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.act(new JsonObject().put("prompt", "group work").put("chat", "g1").put("sender", "42")
+        .put("scope", "group"));
+    JsonObject told = plugin.await(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("cannot tell who taps"), 1, "the group notice");
+    assertEquals("g1", told.getJsonObject("params").getJsonObject("target").getString("chatId"));
+    assertTrue(plugin.received(r -> "card".equals(r.getString("type"))).isEmpty(), "no card in the group");
+  }
+
+  @Test
+  void aFullLaneIsAClearErrorToThePlugin(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "the first waits on its card");
+    plugin.awaitType("card", 1);
+    for (int i = 0; i < Route.LANE_CAPACITY + 1; i++) {
+      plugin.prompt("42", "42", "more " + i);
+    }
+    JsonObject refused = plugin.await(r -> "prompt_result".equals(r.getString("type"))
+        && r.getJsonObject("response").containsKey("error"), 1, "the refusal");
+    assertEquals(-32000, refused.getJsonObject("response").getJsonObject("error").getInteger("code"));
+    assertTrue(refused.getJsonObject("response").getJsonObject("error").getString("message").contains("busy"));
+  }
+
+  @Test
   void commandsAreAnsweredByTheGateway(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "/help");
