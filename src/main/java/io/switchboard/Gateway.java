@@ -3,6 +3,7 @@ package io.switchboard;
 import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.Settings;
+import io.switchboard.metrics.MetricsRoom;
 import io.switchboard.permission.PermissionRoom;
 import io.switchboard.plugin.PluginRoom;
 import io.switchboard.store.StoreRoom;
@@ -20,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deploys the rooms in dependency order (store, permission, thread, agent, plugin, web) and stops them in
+ * Deploys the rooms in dependency order (store, permission, thread, agent, plugin, metrics, web) and stops them in
  * the order the permission promise needs: the pending table is cancelled first, while the store
  * can still record it, then the surfaces and agents go, and the database closes last.
  */
@@ -34,27 +35,33 @@ public final class Gateway {
 
   private final String version;
 
-  private final PluginRoom.Timings pluginTimings;
+  private final Tuning tuning;
 
-  public Gateway(Vertx vertx, Settings settings, String version) {
-    this(vertx, settings, version, PluginRoom.Timings.DEFAULT);
+  /** Timings that are not configuration: tests shorten them. */
+  public record Tuning(PluginRoom.Timings plugins, long outboxStuckMs) {
+    public static final Tuning DEFAULT = new Tuning(PluginRoom.Timings.DEFAULT, 10 * 60_000);
   }
 
-  public Gateway(Vertx vertx, Settings settings, String version, PluginRoom.Timings pluginTimings) {
+  public Gateway(Vertx vertx, Settings settings, String version) {
+    this(vertx, settings, version, Tuning.DEFAULT);
+  }
+
+  public Gateway(Vertx vertx, Settings settings, String version, Tuning tuning) {
     this.vertx = vertx;
     this.settings = settings;
     this.version = version;
-    this.pluginTimings = pluginTimings;
+    this.tuning = tuning;
   }
 
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
-    web = new WebRoom(settings, version);
+    web = new WebRoom(settings, version, tuning.outboxStuckMs());
     return deploy(new StoreRoom(settings.databaseFile()))
         .compose(v -> deploy(new PermissionRoom()))
         .compose(v -> deploy(new ThreadRoom(settings)))
         .compose(v -> deploy(new AgentRoom(settings)))
-        .compose(v -> deploy(new PluginRoom(settings, version, pluginTimings)))
+        .compose(v -> deploy(new PluginRoom(settings, version, tuning.plugins())))
+        .compose(v -> deploy(new MetricsRoom()))
         .compose(v -> deploy(web))
         .map(v -> this)
         .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));

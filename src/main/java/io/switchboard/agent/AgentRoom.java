@@ -33,6 +33,13 @@ public final class AgentRoom extends VerticleBase {
   private final Settings settings;
   private final Timings timings;
   private final Map<String, AgentSession> sessions = new HashMap<>();
+  private final Turns turns = new Turns();
+
+  /** How many turns began and ended, across threads (read by /metrics). */
+  static final class Turns {
+    long started;
+    long ended;
+  }
 
   public AgentRoom(Settings settings) {
     this(settings, Timings.DEFAULT);
@@ -58,7 +65,9 @@ public final class AgentRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.AGENT_STATUS, m -> {
       JsonArray agents = new JsonArray();
       sessions.values().forEach(s -> agents.add(s.status()));
-      m.reply(new JsonObject().put("agents", agents));
+      long running = agents.stream().filter(a -> ((JsonObject) a).getValue("pid") != null).count();
+      m.reply(new JsonObject().put("agents", agents).put("processes", running)
+          .put("turnsStarted", turns.started).put("turnsEnded", turns.ended));
     });
     return Future.succeededFuture();
   }
@@ -80,7 +89,7 @@ public final class AgentRoom extends VerticleBase {
       return;
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
-        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings));
+        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

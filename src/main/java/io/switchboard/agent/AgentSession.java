@@ -76,10 +76,12 @@ final class AgentSession {
   private boolean closed;
 
   private final AgentRoom.Timings timings;
+  private final AgentRoom.Turns turns;
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
-               String acpSessionId, AgentRoom.Timings timings) {
+               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns) {
     this.timings = timings;
+    this.turns = turns;
     this.context = context;
     this.bus = context.owner().eventBus();
     this.spec = spec;
@@ -475,6 +477,12 @@ final class AgentSession {
   }
 
   private void emit(JsonObject event) {
+    String kind = event.getString("kind");
+    if ("turn_started".equals(kind)) {
+      turns.started++;
+    } else if ("turn_ended".equals(kind) || ("agent_exited".equals(kind) && turns.started > turns.ended)) {
+      turns.ended++;
+    }
     bus.send(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId).put("event", event));
   }
 

@@ -77,4 +77,9 @@ public final class Addresses {
   // plugin room: commands
   /** Each plugin's state (running, backing off, given up), for /readyz. */
   public static final String PLUGIN_STATUS = "sb.plugin.status";
+
+  // metrics room: commands
+  /** The Prometheus text of every metric, refreshed from the rooms' status at the time of asking. */
+  public static final String METRICS_SCRAPE = "sb.metrics.scrape";
+  public static final String STORE_OUTBOX_STATS = "sb.store.outbox.stats";
 }

@@ -321,7 +321,7 @@ public final class PermissionRoom extends VerticleBase {
         .put("outcome", outcome)
         .put("endedAt", endedAt);
     JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
-        new JsonArray(p.reg.eligibleList()));
+        new JsonArray(p.reg.eligibleList())).put("createdAt", p.createdAt);
     Future<JsonObject> done = bus.<JsonObject>request(Addresses.STORE_LEDGER_END, ledger)
         .onFailure(err -> log.error("permission request {}: the ledger could not record its end ({})", p.id,
             err.getMessage()))

@@ -78,6 +78,15 @@ final class PluginSupervisor {
   private int restarts;
   private long restartTimer = -1;
   private boolean delivering;
+  /** Output ids an earlier generation was sent (bounded): sending one again is a redelivery. */
+  private final Set<String> sentBefore = java.util.Collections.newSetFromMap(
+      new java.util.LinkedHashMap<String, Boolean>(256, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+          return size() > 10_000;
+        }
+      });
+  private long redeliveries;
   private boolean deliverAgain;
 
   PluginSupervisor(PluginRoom room, Context context, PluginSpec spec, Settings settings, String version,
@@ -97,7 +106,7 @@ final class PluginSupervisor {
   JsonObject status() {
     return new JsonObject().put("id", spec.id()).put("dialect", spec.dialect()).put("state", state.name())
         .put("generation", gen == null ? null : gen.number).put("pid", gen == null ? null : gen.process.pid())
-        .put("restarts", restarts).put("routes", routes.size())
+        .put("restarts", restarts).put("redeliveries", redeliveries).put("routes", routes.size())
         .put("queuedBytes", gen == null ? 0 : gen.process.queuedBytes());
   }
 
@@ -478,6 +487,9 @@ final class PluginSupervisor {
             JsonObject out = (JsonObject) o;
             String id = out.getString("outputId");
             if (g.sent.add(id)) {
+              if (!sentBefore.add(id)) {
+                redeliveries++;
+              }
               written.add(id);
               deliverOne(g, out);
             }

@@ -90,6 +90,7 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_PENDING, this::pendingOutputs);
+      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_STATS, this::outboxStats);
     });
   }
 
@@ -431,6 +432,19 @@ public final class StoreRoom extends VerticleBase {
               .put("requestId", row.getString("request_id")).put("body", new JsonObject(row.getString("body")))
               .put("createdAt", row.getLong("created_at"))));
           m.reply(new JsonObject().put("outputs", out));
+        })
+        .onFailure(replyFailure(m));
+  }
+
+  /** Per plugin: outputs waiting for an acknowledgement, and when the oldest was written. */
+  private void outboxStats(Message<JsonObject> m) {
+    readers.query("SELECT plugin_id, COUNT(*) AS pending, MIN(created_at) AS oldest FROM outbox "
+            + "WHERE state = 'pending' GROUP BY plugin_id").execute()
+        .onSuccess(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(row -> out.add(new JsonObject().put("pluginId", row.getString("plugin_id"))
+              .put("pending", row.getLong("pending")).put("oldestCreatedAt", row.getLong("oldest"))));
+          m.reply(new JsonObject().put("plugins", out));
         })
         .onFailure(replyFailure(m));
   }

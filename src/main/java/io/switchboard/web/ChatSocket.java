@@ -55,6 +55,7 @@ final class ChatSocket {
   }
 
   void start() {
+    room.socketOpened();
     ws.textMessageHandler(this::frame);
     ws.binaryMessageHandler(b -> error("bad_frame", "binary frames are not part of the protocol; send JSON text", null,
         null));
@@ -314,6 +315,7 @@ final class ChatSocket {
       return;
     }
     closed = true;
+    room.socketClosed();
     queue.clear();
     for (String threadId : new ArrayList<>(lastSeq.keySet())) {
       room.detach(threadId, this);

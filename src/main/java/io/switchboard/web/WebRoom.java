@@ -62,9 +62,13 @@ public final class WebRoom extends VerticleBase {
   private final Map<String, Set<ChatSocket>> attached = new HashMap<>();
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
 
-  public WebRoom(Settings settings, String version) {
+  private final long outboxStuckMs;
+  private int sockets;
+
+  public WebRoom(Settings settings, String version, long outboxStuckMs) {
     this.settings = settings;
     this.version = version;
+    this.outboxStuckMs = outboxStuckMs;
   }
 
   @Override
@@ -78,6 +82,7 @@ public final class WebRoom extends VerticleBase {
     router.get("/api/session").handler(ctx -> json(ctx, authenticated(ctx.request()) ? 200 : 401,
         new JsonObject().put("authenticated", authenticated(ctx.request()))));
     router.get("/api/permissions").handler(this::permissions);
+    router.get("/metrics").handler(this::metrics);
     router.get("/ws/chat").handler(this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
         .setMaxAgeSeconds(86_400));
@@ -211,8 +216,19 @@ public final class WebRoom extends VerticleBase {
           return givenUp.isEmpty() ? Future.succeededFuture("ok")
               : Future.failedFuture("given up after failing too often: " + String.join(", ", givenUp));
         });
-    Future.join(store, permission, threads, agents, plugins).onComplete(all -> {
+    long now = System.currentTimeMillis();
+    Future<Object> outbox = bus.<JsonObject>request(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
+        .compose(m -> {
+          List<String> stuck = m.body().getJsonArray("plugins").stream().map(p -> (JsonObject) p)
+              .filter(p -> now - p.getLong("oldestCreatedAt") > outboxStuckMs)
+              .map(p -> p.getString("pluginId") + " (" + (now - p.getLong("oldestCreatedAt")) / 1000 + " s)").toList();
+          return stuck.isEmpty() ? Future.succeededFuture("ok")
+              : Future.failedFuture("unacknowledged outputs older than " + outboxStuckMs / 1000 + " s for "
+                  + String.join(", ", stuck));
+        });
+    Future.join(List.of(store, permission, threads, agents, plugins, outbox)).onComplete(all -> {
       JsonObject checks = new JsonObject()
+          .put("outbox", verdict(outbox, "outbox"))
           .put("database", verdict(store, "database not writable"))
           .put("permission", verdict(permission, "permission room not answering"))
           .put("threads", verdict(threads, "thread room not answering"))
@@ -225,6 +241,26 @@ public final class WebRoom extends VerticleBase {
 
   private static String verdict(Future<Object> check, String problem) {
     return check.succeeded() ? "ok" : problem + ": " + check.cause().getMessage();
+  }
+
+  /** Prometheus text; needs the token unless {@code http.publicMetrics}. */
+  private void metrics(RoutingContext ctx) {
+    if (!settings.http().publicMetrics() && !authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in, send a bearer token, or set http.publicMetrics"));
+      return;
+    }
+    vertx.eventBus().<String>request(Addresses.METRICS_SCRAPE, new JsonObject().put("websockets", sockets))
+        .onSuccess(m -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            .end(m.body()))
+        .onFailure(err -> json(ctx, 503, new JsonObject().put("error", err.getMessage())));
+  }
+
+  void socketOpened() {
+    sockets++;
+  }
+
+  void socketClosed() {
+    sockets--;
   }
 
   static void json(RoutingContext ctx, int status, JsonObject body) {

@@ -22,18 +22,24 @@ public final class GatewayHarness implements AutoCloseable {
   public final int port;
 
   public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, AgentSpec... agents) throws Exception {
-    this(vertx, dataDir, allowedOrigins, List.of(), PluginRoom.Timings.DEFAULT, agents);
+    this(vertx, dataDir, allowedOrigins, List.of(), Gateway.Tuning.DEFAULT, agents);
   }
 
   public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, List<PluginSpec> plugins,
                         PluginRoom.Timings pluginTimings, AgentSpec... agents) throws Exception {
+    this(vertx, dataDir, allowedOrigins, plugins, new Gateway.Tuning(pluginTimings, Gateway.Tuning.DEFAULT.outboxStuckMs()),
+        agents);
+  }
+
+  public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, List<PluginSpec> plugins,
+                        Gateway.Tuning tuning, AgentSpec... agents) throws Exception {
     this.vertx = vertx;
     this.dataDir = dataDir;
     this.settings = new Settings(new Settings.Http("127.0.0.1", 0, allowedOrigins, false), dataDir,
         agents[0].id(), List.of(agents), plugins, Settings.LogFormat.TEXT);
     AccessToken.ensurePrivateDirectory(dataDir);
     this.token = new AccessToken(settings.tokenFile()).ensure().token();
-    this.gateway = await(new Gateway(vertx, settings, "test", pluginTimings).start());
+    this.gateway = await(new Gateway(vertx, settings, "test", tuning).start());
     this.port = gateway.port();
   }
 

@@ -1,0 +1,128 @@
+package io.switchboard.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.Bus;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The metrics room: Prometheus metrics through Micrometer. Counts permission outcomes and answer
+ * latency from the permission room's facts; at each scrape it asks the other rooms for their state
+ * (pending permissions, the outbox, agents, plugins) over the bus, so no room shares an object
+ * with it. The registry is this room's own.
+ */
+public final class MetricsRoom extends VerticleBase {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private Timer answerLatency;
+  /** What the last scrape read from the rooms; the gauges read these. */
+  private final Map<String, Double> now = new HashMap<>();
+  private final Map<String, JsonObject> plugins = new HashMap<>();
+
+  @Override
+  public Future<?> start() {
+    answerLatency = Timer.builder("switchboard_permission_answer").description("Time from a card shown to its answer")
+        .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(10))
+        .maximumExpectedValue(Duration.ofHours(1)).register(registry);
+    gauge("switchboard_permissions_pending", "Permission requests waiting for an answer", "pending");
+    gauge("switchboard_permissions_oldest_pending_seconds", "Age of the oldest pending permission request", "oldest");
+    gauge("switchboard_outbox_pending", "Durable outputs not yet acknowledged by their plugin", "outbox");
+    gauge("switchboard_outbox_oldest_pending_seconds", "Age of the oldest unacknowledged output", "outboxOldest");
+    gauge("switchboard_agent_processes", "Agent processes running", "agents");
+    gauge("switchboard_websocket_connections", "Open /ws/chat sockets", "websockets");
+    FunctionCounter.builder("switchboard_turns_started", now, m -> m.getOrDefault("turnsStarted", 0.0))
+        .description("Agent turns started").register(registry);
+    FunctionCounter.builder("switchboard_turns_ended", now, m -> m.getOrDefault("turnsEnded", 0.0))
+        .description("Agent turns ended").register(registry);
+    FunctionCounter.builder("switchboard_outbox_redeliveries", now, m -> m.getOrDefault("redeliveries", 0.0))
+        .description("Durable outputs sent again to a new plugin process").register(registry);
+
+    var bus = vertx.eventBus();
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
+    bus.<JsonObject>consumer(Addresses.METRICS_SCRAPE, this::scrape);
+    return Future.succeededFuture();
+  }
+
+  private void gauge(String name, String help, String key) {
+    Gauge.builder(name, now, m -> m.getOrDefault(key, 0.0)).description(help).register(registry);
+  }
+
+  private void ended(JsonObject fact) {
+    JsonObject outcome = fact.getJsonObject("outcome", new JsonObject());
+    boolean selected = "selected".equals(outcome.getString("outcome"));
+    Counter.builder("switchboard_permission_outcomes").description("Permission requests ended, by outcome")
+        .tag("outcome", selected ? "selected" : "cancelled")
+        .tag("detail", String.valueOf(selected ? outcome.getString("kind") : outcome.getString("reason")))
+        .register(registry).increment();
+    Long created = fact.getLong("createdAt");
+    Long ended = fact.getLong("endedAt");
+    if (selected && created != null && ended != null) {
+      answerLatency.record(Duration.ofMillis(Math.max(0, ended - created)));
+    }
+  }
+
+  /** Refreshes the gauges from the rooms, then answers the Prometheus text. {@code {websockets}} comes from the web room. */
+  private void scrape(Message<JsonObject> m) {
+    var bus = vertx.eventBus();
+    long t = System.currentTimeMillis();
+    now.put("websockets", m.body() == null ? 0.0 : m.body().getInteger("websockets", 0).doubleValue());
+    Future<?> permissions = bus.<JsonObject>request(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(r -> {
+          now.put("pending", r.body().getInteger("pending").doubleValue());
+          Long oldest = r.body().getLong("oldestCreatedAt");
+          now.put("oldest", oldest == null ? 0.0 : (t - oldest) / 1000.0);
+        });
+    Future<?> outbox = bus.<JsonObject>request(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
+        .onSuccess(r -> {
+          double pending = 0;
+          long oldest = Long.MAX_VALUE;
+          for (Object o : r.body().getJsonArray("plugins")) {
+            JsonObject p = (JsonObject) o;
+            pending += p.getLong("pending");
+            oldest = Math.min(oldest, p.getLong("oldestCreatedAt"));
+          }
+          now.put("outbox", pending);
+          now.put("outboxOldest", oldest == Long.MAX_VALUE ? 0.0 : (t - oldest) / 1000.0);
+        });
+    Future<?> agents = bus.<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(r -> {
+          now.put("agents", r.body().getLong("processes").doubleValue());
+          now.put("turnsStarted", r.body().getLong("turnsStarted").doubleValue());
+          now.put("turnsEnded", r.body().getLong("turnsEnded").doubleValue());
+        });
+    Future<?> pluginStates = bus.<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(r -> {
+          double redeliveries = 0;
+          for (Object o : r.body().getJsonArray("plugins")) {
+            JsonObject p = (JsonObject) o;
+            String id = p.getString("id");
+            if (plugins.put(id, p) == null) {
+              registerPlugin(id);
+            }
+            redeliveries += p.getLong("redeliveries", 0L);
+          }
+          now.put("redeliveries", redeliveries);
+        });
+    Future.join(permissions, outbox, agents, pluginStates).onComplete(x -> m.reply(registry.scrape()));
+  }
+
+  private void registerPlugin(String id) {
+    FunctionCounter.builder("switchboard_plugin_restarts", plugins, p -> p.get(id).getLong("restarts", 0L))
+        .description("Plugin restarts").tag("plugin", id).register(registry);
+    Gauge.builder("switchboard_plugin_up", plugins, p -> "RUNNING".equals(p.get(id).getString("state")) ? 1 : 0)
+        .description("1 while the plugin runs").tag("plugin", id).register(registry);
+    Gauge.builder("switchboard_plugin_given_up", plugins, p -> "GIVEN_UP".equals(p.get(id).getString("state")) ? 1 : 0)
+        .description("1 once the circuit breaker gave the plugin up").tag("plugin", id).register(registry);
+  }
+}
