@@ -1,17 +1,22 @@
 package io.switchboard;
 
 import io.switchboard.cli.CommandLine;
+import io.switchboard.cli.Doctor;
 import io.switchboard.cli.UsageException;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.ConfigException;
 import io.switchboard.config.Settings;
 import io.switchboard.config.SettingsLoader;
 import io.switchboard.logging.LogSetup;
+import io.switchboard.store.LedgerReader;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
@@ -77,8 +82,56 @@ public final class Main {
     LogSetup.configure(settings.logFormat());
     return switch (cli.command()) {
       case TOKEN -> token(settings, cli.rotate());
+      case DOCTOR -> new Doctor(settings, out).run() == 0 ? OK : FAILED;
+      case LEDGER -> ledger(settings, cli);
       default -> serve(settings, loaded.source());
     };
+  }
+
+  private int ledger(Settings settings, CommandLine cli) {
+    Path db = settings.databaseFile();
+    if (!Files.exists(db)) {
+      err.println("switchboard: no database at " + db + " (has the gateway run with this data directory?)");
+      return FAILED;
+    }
+    JsonArray requests;
+    try {
+      requests = LedgerReader.requests(db, cli.state().equals("pending"), cli.limit());
+    } catch (Exception e) {
+      err.println("switchboard: cannot read the ledger in " + db + ": " + e.getMessage());
+      return FAILED;
+    }
+    if (cli.json()) {
+      out.println(requests.encodePrettily());
+      return OK;
+    }
+    if (requests.isEmpty()) {
+      out.println("No permission requests" + (cli.state().equals("pending") ? " pending." : " yet."));
+      return OK;
+    }
+    out.printf("%-24s %-26s %-18s %-28s %-24s %s%n", "ASKED", "REQUEST", "THREAD", "TOOL CALL", "OUTCOME", "BY");
+    for (Object o : requests) {
+      JsonObject r = (JsonObject) o;
+      JsonObject outcome = r.getJsonObject("outcome");
+      String verdict = outcome == null ? "pending" : "selected".equals(outcome.getString("outcome"))
+          ? outcome.getString("optionId") + " (" + outcome.getString("kind") + ")"
+          : "cancelled: " + outcome.getString("reason");
+      JsonObject by = outcome == null ? null : outcome.getJsonObject("answeredBy");
+      String who = by == null ? "" : (by.getString("user") == null ? "" : by.getString("user") + " on ")
+          + by.getString("surface");
+      out.printf("%-24s %-26s %-18s %-28s %-24s %s%n",
+          java.time.Instant.ofEpochMilli(r.getLong("createdAt")).toString(), r.getString("requestId"),
+          r.getString("threadId"), shorten(r.getJsonObject("toolCall").getString("title",
+              r.getJsonObject("toolCall").getString("toolCallId")), 28), shorten(verdict, 24), who);
+    }
+    return OK;
+  }
+
+  private static String shorten(String s, int max) {
+    if (s == null) {
+      return "";
+    }
+    return s.length() <= max ? s : s.substring(0, max - 1) + "…";
   }
 
   private int token(Settings settings, boolean rotate) {

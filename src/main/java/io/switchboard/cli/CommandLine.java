@@ -5,14 +5,20 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
-/** The parsed command line: which subcommand, and the setting overrides given as flags. */
-public record CommandLine(Command command, boolean rotate, Map<Override, String> flags) {
+/**
+ * The parsed command line: which subcommand, the setting overrides given as flags, and the
+ * subcommands' own options ({@code token --rotate}; {@code ledger --json --state S --limit N}).
+ */
+public record CommandLine(Command command, boolean rotate, Map<Override, String> flags, boolean json,
+                          String state, int limit) {
 
-  public enum Command { SERVE, TOKEN, HELP, VERSION }
+  public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, HELP, VERSION }
 
   public static final String USAGE = """
       Usage: java -jar switchboard.jar [serve] [options]
              java -jar switchboard.jar token [--rotate] [options]
+             java -jar switchboard.jar doctor [options]
+             java -jar switchboard.jar ledger [--state pending|all] [--limit N] [--json] [options]
              java -jar switchboard.jar --help | --version
 
       Switchboard drives ACP coding agents from a browser chat and IM apps, and lets you
@@ -21,7 +27,12 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
       Subcommands:
         serve              run the gateway (the default)
         token              print the access token (created if missing)
-        token --rotate     replace the access token with a new one
+        token --rotate     replace the access token with a new one (restart a running gateway)
+        doctor             check Java, the data directory, the database, the configured agent
+                           and plugin commands, and the port; exit 1 if anything is wrong
+        ledger             list permission requests and how they ended, newest first
+                           (--state pending|all, default all; --limit N, default 50; --json);
+                           safe while the gateway runs
 
       Options (each also SWITCHBOARD_<NAME> in the environment and a key in the config file):
         --config FILE      configuration file (default: conf/switchboard.json if present)
@@ -37,17 +48,24 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
   public static CommandLine parse(List<String> args) throws UsageException {
     Command command = null;
     boolean rotate = false;
+    boolean json = false;
+    String state = null;
+    Integer limit = null;
     Map<Override, String> flags = new EnumMap<>(Override.class);
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.equals("--help") || arg.equals("-h")) {
-        return new CommandLine(Command.HELP, false, flags);
+        return new CommandLine(Command.HELP, false, flags, false, "all", 50);
       }
       if (arg.equals("--version") || arg.equals("-V")) {
-        return new CommandLine(Command.VERSION, false, flags);
+        return new CommandLine(Command.VERSION, false, flags, false, "all", 50);
       }
       if (arg.equals("--rotate")) {
         rotate = true;
+        continue;
+      }
+      if (arg.equals("--json")) {
+        json = true;
         continue;
       }
       if (arg.startsWith("--")) {
@@ -59,7 +77,7 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
           name = name.substring(0, eq);
         }
         Override o = Override.byFlag(name);
-        if (o == null) {
+        if (o == null && !name.equals("state") && !name.equals("limit")) {
           throw new UsageException("--" + name, "unknown option");
         }
         if (value == null) {
@@ -67,6 +85,24 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
             throw new UsageException(arg, "needs a value");
           }
           value = args.get(++i);
+        }
+        if (name.equals("state")) {
+          if (!value.equals("pending") && !value.equals("all")) {
+            throw new UsageException("--state", "must be pending or all, got \"" + value + "\"");
+          }
+          state = value;
+          continue;
+        }
+        if (name.equals("limit")) {
+          try {
+            limit = Integer.parseInt(value);
+          } catch (NumberFormatException e) {
+            limit = -1;
+          }
+          if (limit < 1 || limit > 10_000) {
+            throw new UsageException("--limit", "must be a number 1..10000, got \"" + value + "\"");
+          }
+          continue;
         }
         if (flags.containsKey(o)) {
           throw new UsageException("--" + name, "given twice");
@@ -80,7 +116,9 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
       command = switch (arg) {
         case "serve" -> Command.SERVE;
         case "token" -> Command.TOKEN;
-        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token)");
+        case "doctor" -> Command.DOCTOR;
+        case "ledger" -> Command.LEDGER;
+        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token, doctor, ledger)");
       };
     }
     if (command == null) {
@@ -89,6 +127,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     if (rotate && command != Command.TOKEN) {
       throw new UsageException("--rotate", "only goes with the token subcommand");
     }
-    return new CommandLine(command, rotate, flags);
+    if ((json || state != null || limit != null) && command != Command.LEDGER) {
+      throw new UsageException(json ? "--json" : state != null ? "--state" : "--limit",
+          "only goes with the ledger subcommand");
+    }
+    return new CommandLine(command, rotate, flags, json, state == null ? "all" : state, limit == null ? 50 : limit);
   }
 }

@@ -25,6 +25,20 @@ class CommandLineTest {
   }
 
   @Test
+  void doctorAndLedger() throws Exception {
+    assertEquals(CommandLine.Command.DOCTOR, CommandLine.parse(List.of("doctor")).command());
+    CommandLine ledger = CommandLine.parse(List.of("ledger", "--json", "--state", "pending", "--limit", "5"));
+    assertEquals(CommandLine.Command.LEDGER, ledger.command());
+    assertTrue(ledger.json());
+    assertEquals("pending", ledger.state());
+    assertEquals(5, ledger.limit());
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("serve", "--json")))
+        .getMessage().startsWith("--json"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("ledger", "--state", "odd")))
+        .getMessage().startsWith("--state"));
+  }
+
+  @Test
   void helpAndVersionWin() throws Exception {
     assertEquals(CommandLine.Command.HELP, CommandLine.parse(List.of("--port", "1", "--help")).command());
     assertEquals(CommandLine.Command.VERSION, CommandLine.parse(List.of("--version")).command());

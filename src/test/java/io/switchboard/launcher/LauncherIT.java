@@ -173,6 +173,69 @@ class LauncherIT {
   }
 
   @Test
+  void doctorReportsAMissingAgentCommandAndABusyPort() throws Exception {
+    try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      Files.writeString(dir.resolve("sick.json"), new JsonObject()
+          .put("http", new JsonObject().put("port", busy.getLocalPort()))
+          .put("defaultAgent", "ghost")
+          .put("agents", new io.vertx.core.json.JsonArray()
+              .add(new JsonObject().put("id", "ghost").put("command", new io.vertx.core.json.JsonArray()
+                  .add("/nonexistent/agent-binary")))
+              .add(new JsonObject().put("id", "demo").put("builtin", "demo"))).encode());
+      Result sick = run("doctor", "--config", "sick.json");
+      assertEquals(1, sick.code(), sick.out());
+      assertTrue(sick.out().contains("FAIL  agent ghost: command /nonexistent/agent-binary not found"), sick.out());
+      assertTrue(sick.out().contains("port " + busy.getLocalPort() + " on 127.0.0.1 is busy"), sick.out());
+      assertTrue(sick.out().contains("ok    agent demo"), sick.out());
+    }
+    Result healthy = run("doctor", "--port", "0");
+    assertEquals(0, healthy.code(), healthy.out());
+    assertTrue(healthy.out().contains("All checks passed."));
+  }
+
+  @Test
+  void ledgerListsWhatHappenedAlsoWhileTheGatewayRuns() throws Exception {
+    Path data = dir.resolve("data");
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      String store = vertx.deployVerticle(new io.switchboard.store.StoreRoom(data.resolve("switchboard.db")))
+          .await(20, TimeUnit.SECONDS);
+      for (String id : List.of("pr_answered", "pr_waiting")) {
+        vertx.eventBus().request(io.switchboard.bus.Addresses.STORE_LEDGER_APPEND, new JsonObject()
+            .put("requestId", id).put("threadId", "t_1").put("sessionId", "s")
+            .put("toolCall", new JsonObject().put("toolCallId", "c").put("title", "Edit notes.md"))
+            .put("options", new io.vertx.core.json.JsonArray()).put("eligible", new io.vertx.core.json.JsonArray()
+                .add("web")).put("createdAt", System.currentTimeMillis())).await(20, TimeUnit.SECONDS);
+      }
+      vertx.eventBus().request(io.switchboard.bus.Addresses.STORE_LEDGER_END, new JsonObject()
+          .put("requestId", "pr_answered").put("state", "selected").put("optionId", "allow").put("optionKind",
+              "allow_once").put("surface", "web").put("user", "alice")).await(20, TimeUnit.SECONDS);
+      vertx.undeploy(store).await(20, TimeUnit.SECONDS);
+    } finally {
+      vertx.close().await(20, TimeUnit.SECONDS);
+    }
+    Result all = run("ledger", "--json");
+    assertEquals(0, all.code(), all.err());
+    io.vertx.core.json.JsonArray rows = new io.vertx.core.json.JsonArray(all.out());
+    assertEquals(2, rows.size());
+    JsonObject answered = rows.stream().map(r -> (JsonObject) r)
+        .filter(r -> r.getString("requestId").equals("pr_answered")).findFirst().orElseThrow();
+    assertEquals("alice", answered.getJsonObject("outcome").getJsonObject("answeredBy").getString("user"));
+    Result table = run("ledger", "--state", "pending");
+    assertEquals(0, table.code());
+    assertTrue(table.out().contains("pr_waiting") && !table.out().contains("pr_answered"), table.out());
+    // While a gateway runs on the same data: it voided pr_waiting at its start, and ledger still reads.
+    Process gateway = start("--port", "0");
+    awaitPort(gateway);
+    Result running = run("ledger", "--json");
+    assertEquals(0, running.code(), running.err());
+    assertTrue(running.out().contains("voided-by-restart"), running.out());
+    gateway.destroy();
+    assertTrue(gateway.waitFor(30, TimeUnit.SECONDS));
+    assertEquals(2, run("ledger", "--limit", "0").code(), "a bad limit is bad usage");
+  }
+
+  @Test
   void jsonLogsParseAndNeverCarryTheToken() throws Exception {
     Process p = start("--port", "0", "--log-format", "json");
     awaitPort(p);

@@ -1,0 +1,149 @@
+package io.switchboard.cli;
+
+import io.switchboard.config.AgentSpec;
+import io.switchboard.config.PluginSpec;
+import io.switchboard.config.Settings;
+import io.switchboard.store.LedgerReader;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+
+/** {@code doctor}: checks what the gateway needs, one line each, and says how to fix what is wrong. */
+public final class Doctor {
+  private final Settings settings;
+  private final PrintStream out;
+  private int problems;
+
+  public Doctor(Settings settings, PrintStream out) {
+    this.settings = settings;
+    this.out = out;
+  }
+
+  /** Runs every check; returns the number of problems found. */
+  public int run() {
+    int java = Runtime.version().feature();
+    check(java >= 17, "Java " + Runtime.version(), "Java 17 or newer is needed, this is " + Runtime.version());
+    dataDir();
+    database();
+    for (AgentSpec a : settings.agents()) {
+      if (a.isBuiltin()) {
+        ok("agent " + a.id() + ": built in (" + a.builtin() + ")");
+      } else {
+        command("agent " + a.id(), a.command(), a.cwd());
+      }
+    }
+    for (PluginSpec p : settings.plugins()) {
+      command("plugin " + p.id(), p.command(), p.cwd());
+    }
+    port();
+    out.println(problems == 0 ? "All checks passed." : problems + " problem(s) found.");
+    return problems;
+  }
+
+  private void dataDir() {
+    Path dir = settings.dataDir();
+    try {
+      Files.createDirectories(dir);
+      Path probe = Files.createTempFile(dir, ".doctor", ".tmp");
+      Files.delete(probe);
+      ok("data directory " + dir + " is writable");
+    } catch (IOException e) {
+      problem("data directory " + dir + " is not writable: " + e.getMessage());
+      return;
+    }
+    Path token = settings.tokenFile();
+    if (Files.exists(token)) {
+      try {
+        String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(token));
+        check(mode.equals("rw-------"), "token file " + token + " is private (rw-------)",
+            "token file " + token + " is " + mode + "; run chmod 600 on it (the gateway fixes it at start)");
+      } catch (IOException | UnsupportedOperationException e) {
+        ok("token file " + token + " exists");
+      }
+    } else {
+      ok("token file " + token + " will be created at the first start");
+    }
+  }
+
+  private void database() {
+    Path db = settings.databaseFile();
+    if (!Files.exists(db)) {
+      ok("database " + db + " will be created at the first start");
+      return;
+    }
+    try {
+      int version = LedgerReader.schemaVersion(db);
+      check(version <= LedgerReader.knownSchemaVersion(), "database " + db + " opens (schema version " + version + ")",
+          "database " + db + " has schema version " + version + ", newer than this release knows");
+    } catch (Exception e) {
+      problem("database " + db + " cannot be read: " + e.getMessage());
+    }
+  }
+
+  private void command(String what, List<String> argv, String cwd) {
+    String program = argv.get(0);
+    Path found = resolve(program);
+    if (found == null) {
+      problem(what + ": command " + program + " not found" + (program.contains("/") ? "" : " on PATH")
+          + "; install it or fix \"command\" in the configuration");
+    } else {
+      ok(what + ": " + found);
+    }
+    if (cwd != null && !Files.isDirectory(Path.of(cwd))) {
+      problem(what + ": working directory " + cwd + " does not exist");
+    }
+  }
+
+  private static Path resolve(String program) {
+    if (program.contains("/")) {
+      Path p = Path.of(program);
+      return Files.isExecutable(p) ? p : null;
+    }
+    String path = System.getenv().getOrDefault("PATH", "");
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty()) {
+        Path p = Path.of(dir, program);
+        if (Files.isExecutable(p) && !Files.isDirectory(p)) {
+          return p;
+        }
+      }
+    }
+    return null;
+  }
+
+  private void port() {
+    Settings.Http http = settings.http();
+    if (http.port() == 0) {
+      ok("port: a free one is picked at start");
+      return;
+    }
+    try (ServerSocket socket = new ServerSocket(http.port(), 1, InetAddress.getByName(http.host()))) {
+      ok("port " + http.port() + " on " + http.host() + " is free");
+    } catch (IOException e) {
+      problem("port " + http.port() + " on " + http.host() + " is busy (" + e.getMessage()
+          + "): another program, or a running Switchboard, listens there; pick another with --port");
+    }
+  }
+
+  private void check(boolean good, String okText, String problemText) {
+    if (good) {
+      ok(okText);
+    } else {
+      problem(problemText);
+    }
+  }
+
+  private void ok(String text) {
+    out.println("ok    " + text);
+  }
+
+  private void problem(String text) {
+    problems++;
+    out.println("FAIL  " + text);
+  }
+}
