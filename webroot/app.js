@@ -191,6 +191,7 @@ function open(id) {
     t.view.log.id = 'log';
     send({ type: 'attach', threadId: id, afterSeq: 0 });
   }
+  showAudit(false);
   $('log').replaceWith(t.view.log);
   $('thread-title').textContent = t.info.title || 'New thread';
   $('input').disabled = false;
@@ -203,6 +204,52 @@ function open(id) {
 }
 
 $('menu').addEventListener('click', () => $('app').classList.toggle('menu-open'));
+
+// ---- the permission audit ----
+
+function showAudit(visible) {
+  $('audit').hidden = !visible;
+  $('log').hidden = visible;
+  $('composer').hidden = visible;
+  if (visible) {
+    $('plan').hidden = true;
+    $('thread-title').textContent = 'Permission audit';
+    $('app').classList.remove('menu-open');
+    loadAudit();
+  }
+}
+
+async function loadAudit() {
+  const r = await fetch('/api/permissions?state=all&limit=100', { credentials: 'same-origin' });
+  if (!r.ok) { toast('Could not load the audit (' + r.status + ')'); return; }
+  const { requests } = await r.json();
+  const list = $('audit-list');
+  if (!requests.length) { list.replaceChildren(el('li', 'meta', 'No permission requests yet.')); return; }
+  list.replaceChildren(...requests.map((q) => {
+    const li = el('li');
+    li.dataset.requestId = q.requestId;
+    const tc = q.toolCall || {};
+    li.append(el('span', 'what', (tc.kind ? tc.kind + ': ' : '') + (tc.title || tc.toolCallId || 'a tool call')));
+    const o = q.outcome;
+    let verdict;
+    if (!o) verdict = el('span', 'pending', 'waiting for an answer');
+    else if (o.outcome === 'selected') {
+      const option = (q.options || []).find((x) => x.optionId === o.optionId);
+      const by = o.answeredBy || {};
+      verdict = el('span', 'selected', (option ? option.name : o.optionId) + ' (' + o.kind + ') — answered by '
+        + (by.user ? by.user + ' on ' : '') + by.surface);
+    } else verdict = el('span', 'cancelled', 'Cancelled: ' + o.reason);
+    li.append(verdict);
+    const thread = state.threads.get(q.threadId);
+    li.append(el('span', 'meta', 'Asked ' + new Date(q.createdAt).toLocaleString()
+      + (q.endedAt ? ', ended ' + new Date(q.endedAt).toLocaleString() : '')
+      + ' · thread ' + (thread?.info.title || q.threadId) + ' · agent ' + (q.agentId || '')));
+    return li;
+  }));
+}
+
+$('audit-open').addEventListener('click', () => showAudit(true));
+$('audit-refresh').addEventListener('click', loadAudit);
 
 // ---- composing ----
 

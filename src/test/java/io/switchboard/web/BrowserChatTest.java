@@ -161,6 +161,15 @@ class BrowserChatTest {
     waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed());
     assertTrue(Files.readString(gateway.workspace(t).resolve("demo-notes.md")).contains("water the plants"));
     screenshot("3-done");
+    // The audit view lists the request, how it ended, who answered and where.
+    browser.findElement(By.id("audit-open")).click();
+    String audit = waiting().until(d -> {
+      List<WebElement> items = d.findElements(By.cssSelector("#audit-list li"));
+      return items.isEmpty() ? null : items.get(0).getText();
+    });
+    assertTrue(audit.contains("Add a note to demo-notes.md"), audit);
+    assertTrue(audit.contains("Allow once (allow_once) — answered by web"), audit);
+    screenshot("4-audit");
   }
 
   @Test
