@@ -161,6 +161,7 @@ public final class SettingsLoader {
       switch (e.getKey()) {
         case CONFIG -> { }
         case DATA_DIR -> tree.put("dataDir", nonBlank(name, value));
+        // (a path with a NUL is refused by parse(), naming dataDir)
         case HOST -> tree.getJsonObject("http").put("host", nonBlank(name, value));
         case PORT -> tree.getJsonObject("http").put("port", port(name, value));
         case LOG_FORMAT -> {
@@ -211,7 +212,7 @@ public final class SettingsLoader {
     }
     boolean publicMetrics = http.bool("publicMetrics");
 
-    String dataDir = root.string("dataDir", true);
+    String dataDir = root.path("dataDir");
     String logFormat = root.string("logFormat", true);
     if (!logFormat.equals("text") && !logFormat.equals("json")) {
       throw new ConfigException("logFormat", "must be text or json, got \"" + logFormat + "\"");
@@ -239,7 +240,7 @@ public final class SettingsLoader {
         throw new ConfigException(a.key("builtin"), "unknown built-in agent \"" + builtin + "\" (known: demo)");
       }
       agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
-          a.has("cwd") ? a.string("cwd", true) : null,
+          a.has("cwd") ? a.path("cwd") : null,
           a.has("authMethod") ? a.string("authMethod", true) : null));
     }
     String defaultAgent = root.string("defaultAgent", true);
@@ -267,7 +268,7 @@ public final class SettingsLoader {
         throw new ConfigException(p.key("agent"), "names no configured agent: \"" + agent + "\"");
       }
       plugins.add(new PluginSpec(id, dialect, p.strings("command", true),
-          p.has("cwd") ? p.string("cwd", true) : null, p.env("env"),
+          p.has("cwd") ? p.path("cwd") : null, p.env("env"),
           p.has("config") ? p.object("config").json : null,
           p.has("approvers") ? p.strings("approvers", false) : null, agent,
           p.has("cardsInGroups") && p.bool("cardsInGroups")));
@@ -311,6 +312,17 @@ public final class SettingsLoader {
       }
       if (nonEmpty && s.isBlank()) {
         throw new ConfigException(key(name), "must not be empty");
+      }
+      return s;
+    }
+
+    /** A non-empty string that is a valid path on this system. */
+    String path(String name) throws ConfigException {
+      String s = string(name, true);
+      try {
+        Path.of(s);
+      } catch (java.nio.file.InvalidPathException e) {
+        throw new ConfigException(key(name), "is not a valid path: " + e.getReason());
       }
       return s;
     }

@@ -120,7 +120,8 @@ public final class PermissionRoom extends VerticleBase {
     Registration reg;
     try {
       reg = Registration.parse(message.body());
-    } catch (IllegalArgumentException e) {
+    } catch (RuntimeException e) {
+      // Whatever is wrong with it, the registrant hears back now: nobody may wait on a request never made.
       ErrorCode.BAD_REQUEST.fail(message, "bad permission request: " + e.getMessage());
       return;
     }
@@ -175,6 +176,8 @@ public final class PermissionRoom extends VerticleBase {
     JsonObject option = p.reg.option(optionId);
     if (option == null) {
       note(p.id, "rejected", surface, (String) user, "invalid_option:" + optionId);
+      log.warn("permission request {} of thread {}: answer {} from surface {} refused, not an offered option", id,
+          p.reg.threadId(), optionId, surface);
       ErrorCode.INVALID_OPTION.fail(message, "request " + id + " offers no option \"" + optionId + "\"");
       return;
     }
@@ -260,6 +263,8 @@ public final class PermissionRoom extends VerticleBase {
         if (closes.test(s)) {
           p.eligible.remove(s);
           note(p.id, "surface_removed", s, null, null);
+          log.info("permission request {} of thread {}: surface {} closed, {} left", p.id, p.reg.threadId(), s,
+              p.eligible);
         }
       }
       if (p.eligible.isEmpty()) {
@@ -335,7 +340,8 @@ public final class PermissionRoom extends VerticleBase {
       log.info("permission request {} of thread {} answered {} ({}) from surface {}", p.id, p.reg.threadId(),
           outcome.getString("optionId"), outcome.getString("kind"), answeredBy.getString("surface"));
     } else {
-      log.info("permission request {} of thread {} cancelled: {}", p.id, p.reg.threadId(), outcome.getString("reason"));
+      log.info("permission request {} of thread {} cancelled: {} (surfaces {})", p.id, p.reg.threadId(),
+          outcome.getString("reason"), p.reg.eligibleList());
     }
     ending.add(done);
     done.onComplete(x -> ending.remove(done));

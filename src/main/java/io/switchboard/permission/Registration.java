@@ -50,7 +50,7 @@ record Registration(String threadId, String sessionId, String agentId, JsonObjec
       if (!(option.getValue("name") instanceof String)) {
         throw new IllegalArgumentException("options[" + i + "].name must be a string");
       }
-      if (!OPTION_KINDS.contains(option.getValue("kind"))) {
+      if (!(option.getValue("kind") instanceof String kind) || !OPTION_KINDS.contains(kind)) {
         throw new IllegalArgumentException("options[" + i + "].kind must be one of " + OPTION_KINDS);
       }
     }

@@ -72,6 +72,11 @@ interface Dialect {
     return o != null && o.getValue(field) instanceof String s && !s.isEmpty() ? s : null;
   }
 
+  /** A member that must be an object, or an empty one: plugin input is read leniently, never cast. */
+  static JsonObject object(JsonObject o, String field) {
+    return o != null && o.getValue(field) instanceof JsonObject member ? member : new JsonObject();
+  }
+
   /** Plain ACP v1, routing in {@code _meta.switchboard}, acknowledgements as {@code _switchboard/ack}. */
   final class Acp implements Dialect {
     @Override
@@ -93,7 +98,7 @@ interface Dialect {
 
     @Override
     public Inbound prompt(JsonObject params) {
-      JsonObject meta = params.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard");
+      JsonObject meta = object(object(params, "_meta"), "switchboard");
       String chatId = string(meta, "chatId");
       String senderId = string(meta, "senderId");
       if (chatId == null || senderId == null) {
@@ -106,7 +111,7 @@ interface Dialect {
 
     @Override
     public String cancelledChat(JsonObject params) {
-      String chat = string(params.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard"), "chatId");
+      String chat = string(object(object(params, "_meta"), "switchboard"), "chatId");
       return chat != null ? chat : string(params, "sessionId");
     }
 
@@ -150,7 +155,7 @@ interface Dialect {
 
     @Override
     public String tapper(JsonObject response) {
-      return string(response.getJsonObject("_meta", new JsonObject()).getJsonObject("switchboard"), "senderId");
+      return string(object(object(response, "_meta"), "switchboard"), "senderId");
     }
 
     @Override
@@ -184,7 +189,7 @@ interface Dialect {
 
     @Override
     public Inbound prompt(JsonObject params) {
-      JsonObject channel = params.getJsonObject("_meta", new JsonObject()).getJsonObject("va.channel");
+      JsonObject channel = object(object(params, "_meta"), "va.channel");
       String chatId = string(channel, "chatId");
       if (chatId == null) {
         chatId = string(params, "sessionId");
@@ -192,7 +197,7 @@ interface Dialect {
       if (chatId == null) {
         throw new IllegalArgumentException("_meta[\"va.channel\"].chatId is required");
       }
-      JsonObject c = channel == null ? new JsonObject() : channel;
+      JsonObject c = channel;
       JsonObject target = new JsonObject().put("channelInstanceId", c.getString("channelInstanceId", ""))
           .put("actorId", c.getString("actorId", "")).put("chatId", chatId);
       if (string(c, "topicId") != null) {
@@ -207,7 +212,7 @@ interface Dialect {
 
     @Override
     public String cancelledChat(JsonObject params) {
-      String chat = string(params.getJsonObject("_meta", new JsonObject()).getJsonObject("va.channel"), "chatId");
+      String chat = string(object(object(params, "_meta"), "va.channel"), "chatId");
       return chat != null ? chat : string(params, "sessionId");
     }
 

@@ -261,7 +261,7 @@ final class PluginSupervisor {
         }
       }
       case "_va/heartbeat", "_switchboard/heartbeat" -> heartbeat(g);
-      case "_switchboard/ack" -> acknowledged(g, params.getJsonArray("outputIds", new JsonArray()));
+      case "_switchboard/ack" -> acknowledged(g, JsonRpcPeer.array(params.getValue("outputIds")));
       default -> log.debug("[{}] ignored notification {}", tag, method);
     }
   }
@@ -396,8 +396,9 @@ final class PluginSupervisor {
       case "acp" -> {
         JsonObject update = event.getJsonObject("update");
         if ("agent_message_chunk".equals(update.getString("sessionUpdate"))) {
-          JsonObject content = update.getJsonObject("content", new JsonObject());
-          turnText.computeIfAbsent(threadId, t -> new StringBuilder()).append(content.getString("text", ""));
+          // Agent output is read leniently: a content or text of another type adds nothing.
+          Object text = Dialect.object(update, "content").getValue("text");
+          turnText.computeIfAbsent(threadId, t -> new StringBuilder()).append(text instanceof String s ? s : "");
         }
         if (gen != null && gen.ready) {
           attached.forEach(r -> send(gen, dialect.stream(r, update)));
@@ -539,9 +540,9 @@ final class PluginSupervisor {
   /** A card's response: a tap (checked against the approvers), or the plugin giving up on it. */
   private void tapped(Generation g, Route r, String outputId, JsonObject card, JsonObject response) {
     acknowledged(g, new JsonArray().add(outputId));
-    JsonObject outcome = response.getJsonObject("outcome", new JsonObject());
+    JsonObject outcome = Dialect.object(response, "outcome");
     String requestId = card.getString("requestId");
-    if (!"selected".equals(outcome.getString("outcome"))) {
+    if (!"selected".equals(outcome.getValue("outcome")) || !(outcome.getValue("optionId") instanceof String)) {
       log.info("[{}] the card of {} in chat {} was dismissed by the plugin", tag, requestId, r.chatId);
       return;
     }
