@@ -96,6 +96,13 @@ class LauncherIT {
 
     Path token = dir.resolve("data").resolve("token");
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(token)));
+    // /metrics from the shaded jar (whose Prometheus client is trimmed) answers the text format.
+    HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/metrics"))
+        .header("Authorization", "Bearer " + Files.readString(token).trim()).timeout(java.time.Duration.ofSeconds(20)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, metrics.statusCode(), metrics.body());
+    assertTrue(metrics.body().contains("switchboard_permissions_pending"), metrics.body());
     assertTrue(Files.exists(dir.resolve("data").resolve("switchboard.db")));
 
     p.destroy(); // SIGTERM
