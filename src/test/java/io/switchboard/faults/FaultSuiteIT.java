@@ -67,7 +67,7 @@ class FaultSuiteIT {
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {
-    String fixed = System.getProperty("fault.seed");
+    String fixed = System.getProperty("fault.seed", "").isBlank() ? null : System.getProperty("fault.seed");
     int runs = Integer.getInteger("fault.runs", 4);
     long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
     for (int i = 0; i < (fixed != null ? 1 : runs); i++) {
