@@ -6,7 +6,6 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
-import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -255,24 +254,11 @@ final class AgentSession {
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
-      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
-        @Override
-        public void line(String line) {
-          g.peer.receive(line);
-        }
-
-        @Override
-        public void oversize(long bytes) {
-          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
-          emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
-              + " MiB limit; it was dropped."));
-        }
-
-        @Override
-        public void closed() {
-          // the process exit (below) is what counts
-        }
-      });
+      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, g.peer.listener(bytes -> {
+        log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
+        emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
+            + " MiB limit; it was dropped."));
+      }));
     }).map(process -> {
       g.process = process;
       current = g;

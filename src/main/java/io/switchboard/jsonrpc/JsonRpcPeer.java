@@ -81,6 +81,26 @@ public final class JsonRpcPeer {
     return writer.apply(message.encode());
   }
 
+  /** A {@link LineChannel} listener that feeds this peer; {@code oversize} hears of each dropped line. */
+  public LineChannel.Listener listener(java.util.function.LongConsumer oversize) {
+    return new LineChannel.Listener() {
+      @Override
+      public void line(String line) {
+        receive(line);
+      }
+
+      @Override
+      public void oversize(long bytes) {
+        oversize.accept(bytes);
+      }
+
+      @Override
+      public void closed() {
+        // the process's exit is what the owner acts on
+      }
+    };
+  }
+
   /** How many of our requests still wait for an answer. */
   public int pendingRequests() {
     return pending.size();

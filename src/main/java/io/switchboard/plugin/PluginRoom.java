@@ -1,7 +1,6 @@
 package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
-import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
@@ -99,9 +98,5 @@ public final class PluginRoom extends VerticleBase {
 
   static void ensureStateDir(java.nio.file.Path dir) throws java.io.IOException {
     AccessToken.ensurePrivateDirectory(dir);
-  }
-
-  static ErrorCode code(Throwable err) {
-    return ErrorCode.of(err);
   }
 }

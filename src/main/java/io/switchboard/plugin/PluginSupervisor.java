@@ -6,7 +6,6 @@ import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
-import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -151,22 +150,8 @@ final class PluginSupervisor {
       Map<String, String> env = new HashMap<>(spec.env());
       env.put(dialect.envStateDir(), stateDir.toString());
       Path cwd = spec.cwd() == null ? stateDir : Path.of(spec.cwd());
-      return StdioProcess.spawn(context, spec.command(), env, cwd, tag, new LineChannel.Listener() {
-        @Override
-        public void line(String line) {
-          g.peer.receive(line);
-        }
-
-        @Override
-        public void oversize(long bytes) {
-          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
-        }
-
-        @Override
-        public void closed() {
-          // the process exit is what counts
-        }
-      });
+      return StdioProcess.spawn(context, spec.command(), env, cwd, tag, g.peer.listener(bytes ->
+          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES)));
     }).onSuccess(process -> {
       g.process = process;
       gen = g;
