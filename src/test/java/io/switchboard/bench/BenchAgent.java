@@ -34,25 +34,6 @@ public final class BenchAgent extends StdioPeer {
   }
 
   private JsonObject prompt() throws Exception {
-    if (mode.equals("load")) {
-      // n chunks stamped with their send time (epoch microseconds), then 5 permissions.
-      for (int i = 0; i < n; i++) {
-        java.time.Instant t = java.time.Instant.now();
-        send(chunk("bench", "T" + (t.getEpochSecond() * 1_000_000 + t.getNano() / 1_000) + " "));
-        Thread.sleep(5);
-      }
-      long[] rtt = new long[5];
-      for (int i = 0; i < rtt.length; i++) {
-        long t0 = System.nanoTime();
-        request("session/request_permission", new JsonObject().put("sessionId", "bench")
-            .put("toolCall", new JsonObject().put("toolCallId", "load-" + i).put("title", "Edit").put("kind", "edit"))
-            .put("options", new JsonArray()
-                .add(new JsonObject().put("optionId", "allow").put("name", "Allow").put("kind", "allow_once"))));
-        rtt[i] = System.nanoTime() - t0;
-      }
-      send(chunk("bench", "RTTS:" + new JsonArray(Arrays.stream(rtt).boxed().toList()).encode()));
-      return new JsonObject().put("stopReason", "end_turn");
-    }
     if (mode.equals("stream")) {
       for (int i = 0; i < n; i++) {
         send(chunk("bench", "chunk " + i + " "));

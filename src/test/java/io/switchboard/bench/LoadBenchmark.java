@@ -35,14 +35,20 @@ import org.slf4j.LoggerFactory;
  */
 public final class LoadBenchmark {
   static final int THREADS = 50;
-  static final int SOCKETS_PER_THREAD = 10;
+  static final int SOCKETS_PER_THREAD = Integer.getInteger("sockets", 10);
   static final int CHUNKS = 200;
+  /** Milliseconds between an agent's chunks: 5 is a fast model; 20 is closer to what agents emit. */
+  static final int PAUSE_MS = Integer.getInteger("pauseMs", 5);
 
   public static void main(String[] args) throws Exception {
     ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger("ROOT").setLevel(Level.ERROR);
     Vertx vertx = Vertx.vertx();
+    // A light Python agent: fifty JVM agents on two cores would measure the JVMs, not the gateway.
+    java.nio.file.Path script = java.nio.file.Path.of("target", "test-classes", "bench", "load_agent.py")
+        .toAbsolutePath();
     GatewayHarness gateway = new GatewayHarness(vertx, Files.createTempDirectory("sb-load"), List.of(),
-        AgentHarness.javaMain("bench", BenchAgent.class, "load", Integer.toString(CHUNKS)));
+        AgentHarness.command("bench", List.of("python3", script.toString(), Integer.toString(CHUNKS),
+            Integer.toString(PAUSE_MS))));
     var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     System.out.printf("java %s, %d cores, max heap %d MiB%n", System.getProperty("java.version"),
         Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20);
@@ -60,11 +66,11 @@ public final class LoadBenchmark {
     for (String t : threads) {
       for (int s = 0; s < SOCKETS_PER_THREAD; s++) {
         ChatClient c = ChatClient.open(vertx, gateway.port, gateway.token);
-        boolean measuring = s == 1;
+        boolean measuring = s == 0;
         c.ws.textMessageHandler(text -> {
           JsonObject f = new JsonObject(text);
           String type = f.getString("type");
-          if ("permission_request".equals(type) && answeredIds.add(f.getString("requestId"))) {
+          if ("permission_request".equals(type) && !c.ws.isClosed() && answeredIds.add(f.getString("requestId"))) {
             answered.incrementAndGet();
             c.ws.writeTextMessage(new JsonObject().put("type", "permission_answer")
                 .put("requestId", f.getString("requestId")).put("optionId", "allow").encode());
@@ -119,8 +125,9 @@ public final class LoadBenchmark {
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
     double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
-    System.out.printf("%d turns of %d chunks and 5 permissions each in %.1f s; gateway+client JVM CPU %.1f s "
-        + "(%.0f%% of 2 cores)%n", threads.size(), CHUNKS, seconds, cpu, 100 * cpu / seconds / 2);
+    System.out.printf("%d turns of %d chunks (%d ms apart: %,d chunks/s in all) and 5 permissions each in %.1f s; "
+        + "gateway+client JVM CPU %.1f s (%.0f%% of 2 cores)%n", threads.size(), CHUNKS, PAUSE_MS,
+        threads.size() * 1000 / PAUSE_MS, seconds, cpu, 100 * cpu / seconds / 2);
     System.out.printf("chunk latency agent->browser: p50 %s ms, p99 %s ms (%d samples)%n",
         pct(chunkLatencyMicros, 50), pct(chunkLatencyMicros, 99), chunkLatencyMicros.size());
     List<Long> rttMicros = rtts.stream().map(n -> n / 1000).toList();

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""A light ACP agent for the load benchmark (a JVM per thread would measure the JVMs, not the
+gateway). Each prompt: N text chunks stamped with their send time in epoch microseconds, PAUSE ms
+apart (default 5), then 5 permission requests one after another; it reports their round trips (ns) as a
+chunk "RTTS:[...]" and ends the turn."""
+import json
+import sys
+import threading
+import time
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+PAUSE = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.005
+out_lock = threading.Lock()
+waiting = {}
+next_id = [0]
+
+
+def send(message):
+    line = json.dumps(message, separators=(",", ":"))
+    with out_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def chunk(text):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "load", "update": {
+        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
+
+
+def request(method, params):
+    with out_lock:
+        rid = next_id[0]
+        next_id[0] += 1
+    event = threading.Event()
+    waiting[rid] = [event, None]
+    send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+    event.wait()
+    return waiting.pop(rid)[1]
+
+
+def prompt(rid):
+    for i in range(N):
+        chunk("T%d " % (time.time_ns() // 1000))
+        time.sleep(PAUSE)
+    rtts = []
+    for i in range(5):
+        t0 = time.monotonic_ns()
+        request("session/request_permission", {"sessionId": "load", "toolCall": {
+            "toolCallId": "load-%d" % i, "title": "Edit", "kind": "edit"}, "options": [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"}]})
+        rtts.append(time.monotonic_ns() - t0)
+    chunk("RTTS:" + json.dumps(rtts))
+    send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+
+
+for line in sys.stdin:
+    m = json.loads(line)
+    method = m.get("method")
+    if method is None:
+        entry = waiting.get(m.get("id"))
+        if entry:
+            entry[1] = m
+            entry[0].set()
+    elif method == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "load"}})
+    elif method == "session/prompt":
+        threading.Thread(target=prompt, args=(m["id"],), daemon=True).start()
