@@ -95,6 +95,13 @@ public final class LoadBenchmark {
     System.out.printf("%d sockets open over %d threads (%d stop reading)%n", sockets.size(), threads.size(),
         stalled.size());
 
+    // The web layer's own cost, beside a bare Vert.x WebSocket echo with as many sockets open.
+    double[] gatewayPing = pingRoundTrips(sockets.get(1), 2_000); // neither measuring nor stalled
+    double[] bareEcho = bareEchoRoundTrips(vertx, sockets.size(), 2_000);
+    System.out.printf("with %d sockets open, one at a time: /ws/chat ping->pong p50 %.0f us, p99 %.0f us; "
+        + "bare Vert.x WebSocket echo p50 %.0f us, p99 %.0f us%n", sockets.size(), gatewayPing[0], gatewayPing[1],
+        bareEcho[0], bareEcho[1]);
+
     long cpu0 = os.getProcessCpuTime();
     long t0 = System.nanoTime();
     List<Future<?>> prompts = new ArrayList<>();
@@ -158,6 +165,52 @@ public final class LoadBenchmark {
     gateway.close();
     vertx.close().await(10, TimeUnit.SECONDS);
     System.exit(0);
+  }
+
+  /** {p50, p99} in microseconds of ping->pong on a /ws/chat socket. */
+  private static double[] pingRoundTrips(ChatClient socket, int n) throws Exception {
+    var pong = new java.util.concurrent.LinkedBlockingQueue<Long>();
+    var previous = socket.ws;
+    socket.ws.textMessageHandler(t -> {
+      if (t.contains("\"pong\"")) {
+        pong.add(System.nanoTime());
+      }
+    });
+    long[] rtt = new long[n];
+    for (int i = 0; i < n; i++) {
+      long t0 = System.nanoTime();
+      previous.writeTextMessage("{\"type\":\"ping\"}");
+      rtt[i] = pong.take() - t0;
+    }
+    return percentiles(rtt);
+  }
+
+  /** The same one-at-a-time round trip against a bare Vert.x echo server with {@code open} sockets. */
+  private static double[] bareEchoRoundTrips(Vertx vertx, int open, int n) throws Exception {
+    var server = vertx.createHttpServer().webSocketHandler(ws -> ws.textMessageHandler(ws::writeTextMessage))
+        .listen(0, "127.0.0.1").await(10, TimeUnit.SECONDS);
+    var client = vertx.createWebSocketClient(new io.vertx.core.http.WebSocketClientOptions().setMaxConnections(open + 10));
+    List<io.vertx.core.http.WebSocket> clients = new ArrayList<>();
+    for (int i = 0; i < open; i++) {
+      clients.add(client.connect(server.actualPort(), "127.0.0.1", "/").await(10, TimeUnit.SECONDS));
+    }
+    var echo = new java.util.concurrent.LinkedBlockingQueue<Long>();
+    clients.get(0).textMessageHandler(t -> echo.add(System.nanoTime()));
+    long[] rtt = new long[n];
+    for (int i = 0; i < n; i++) {
+      long t0 = System.nanoTime();
+      clients.get(0).writeTextMessage("{\"type\":\"ping\"}");
+      rtt[i] = echo.take() - t0;
+    }
+    clients.forEach(io.vertx.core.http.WebSocket::close);
+    server.close();
+    return percentiles(rtt);
+  }
+
+  private static double[] percentiles(long[] nanos) {
+    long[] sorted = nanos.clone();
+    java.util.Arrays.sort(sorted);
+    return new double[] {sorted[sorted.length / 2] / 1e3, sorted[(int) (sorted.length * 0.99)] / 1e3};
   }
 
   private static String pct(List<Long> micros, int p) {
