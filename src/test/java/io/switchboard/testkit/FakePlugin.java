@@ -46,12 +46,13 @@ public final class FakePlugin extends StdioPeer {
 
   private void actions() {
     try {
+      // Actions written for an earlier process of this plugin are not replayed. Counted before
+      // "initialized" is recorded: a test writes this process's actions only after seeing that.
+      Path in = control.resolve("in.jsonl");
+      int done = Files.exists(in) ? Files.readAllLines(in).size() : 0;
       JsonObject init = request("initialize", new JsonObject().put("protocolVersion", 1)
           .put(dialect.equals("acp") ? "clientCapabilities" : "capabilities", new JsonObject()));
       record(new JsonObject().put("type", "initialized").put("response", init));
-      Path in = control.resolve("in.jsonl");
-      // Actions written for an earlier process of this plugin are not replayed.
-      int done = Files.exists(in) ? Files.readAllLines(in).size() : 0;
       while (true) {
         List<String> lines = Files.exists(in) ? Files.readAllLines(in) : List.of();
         for (; done < lines.size(); done++) {
