@@ -1,17 +1,13 @@
 package io.switchboard.faults;
 
 import io.switchboard.store.LedgerReader;
-import io.switchboard.testkit.AgentHarness;
 import io.switchboard.testkit.ChatClient;
-import io.switchboard.testkit.FakePlugin;
+import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
 import io.switchboard.testkit.PluginControl;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -25,8 +21,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,8 +33,6 @@ import org.junit.jupiter.api.Test;
  * {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many (default 4 in CI).
  */
 class FaultSuiteIT {
-  static final Path JAR = Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
-  static final Pattern PORT = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)/");
 
   Vertx vertx;
   Path dir;
@@ -88,13 +80,7 @@ class FaultSuiteIT {
     webFrames.clear();
     log.clear();
     plugin = new PluginControl(dir.resolve("plugin"));
-    JsonObject config = new JsonObject()
-        .put("http", new JsonObject().put("port", 0))
-        .put("dataDir", dir.resolve("data").toString())
-        .put("agents", new JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
-            .put("env", new JsonObject().put("DEMO_AGENT_DELAY_MS", "3"))))
-        .put("plugins", new JsonArray().add(new JsonObject().put("id", "im").put("dialect", "acp")
-            .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, "acp", plugin.dir.toString())))));
+    JsonObject config = plugin.gatewayConfig(dir.resolve("data"));
     Files.writeString(dir.resolve("switchboard.json"), config.encode());
 
     start();
@@ -159,21 +145,9 @@ class FaultSuiteIT {
   }
 
   private void start() throws Exception {
-    gateway = new ProcessBuilder("java", "-jar", JAR.toString(), "--config", dir.resolve("switchboard.json").toString())
-        .directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
-        .start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(gateway.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = out.readLine()) != null) {
-      Matcher m = PORT.matcher(line);
-      if (m.find()) {
-        port = Integer.parseInt(m.group(1));
-        break;
-      }
-    }
-    if (line == null) {
-      throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
-    }
+    JarGateway started = JarGateway.start(dir, dir.resolve("switchboard.json"));
+    gateway = started.process();
+    port = started.port();
     token = Files.readString(dir.resolve("data").resolve("token")).trim();
   }
 

@@ -3,14 +3,9 @@ package io.switchboard.launcher;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.switchboard.testkit.AgentHarness;
-import io.switchboard.testkit.FakePlugin;
+import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PluginControl;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -25,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
  * card whose request died with the gateway comes back as its end state, not as a question.
  */
 class PluginRestartIT {
-  static final Path JAR = Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
 
   @TempDir
   Path dir;
@@ -39,27 +33,13 @@ class PluginRestartIT {
   }
 
   private Process start(Path config) throws Exception {
-    Process p = new ProcessBuilder("java", "-jar", JAR.toString(), "--config", config.toString(), "--port", "0")
-        .directory(dir.toFile()).redirectError(dir.resolve("gateway.log").toFile()).start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = out.readLine()) != null && !line.contains("listening on")) {
-      // wait for the URL line
-    }
-    return p;
+    return JarGateway.start(dir, config).process();
   }
 
   @Test
   void nothingDurableIsLostAcrossAGatewaySigkill() throws Exception {
     PluginControl plugin = new PluginControl(dir.resolve("fake"));
-    JsonObject config = new JsonObject()
-        .put("http", new JsonObject().put("port", 0))
-        .put("dataDir", dir.resolve("data").toString())
-        .put("agents", new JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
-            .put("env", new JsonObject().put("DEMO_AGENT_DELAY_MS", "2"))))
-        .put("plugins", new JsonArray().add(new JsonObject().put("id", "fake").put("dialect", "acp")
-            .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, "acp", plugin.dir.toString(),
-                "no-ack")))));
+    JsonObject config = plugin.gatewayConfig(dir.resolve("data"), "no-ack");
     Path file = dir.resolve("switchboard.json");
     Files.writeString(file, config.encodePrettily());
 

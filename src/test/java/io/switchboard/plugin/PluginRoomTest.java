@@ -288,7 +288,8 @@ class PluginRoomTest {
               new JsonObject().put("sessionUpdate", "agent_message_chunk")
                   .put("content", new JsonObject().put("type", "text").put("text", big)))));
     }
-    Thread.sleep(1_000);
+    // The writes back up on the pipe of the plugin that stopped reading.
+    waitFor(() -> status().getLong("queuedBytes") > 0, "writes to queue up");
     long queued = status().getLong("queuedBytes");
     assertTrue(queued <= io.switchboard.jsonrpc.StdioProcess.MAX_QUEUED_BYTES, "bounded: " + queued);
     HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(

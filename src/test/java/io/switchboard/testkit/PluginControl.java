@@ -28,6 +28,20 @@ public final class PluginControl {
         Map.of(), new JsonObject().put("bot_token", "test"), approvers, null, false);
   }
 
+  /** A gateway config: its data in {@code dataDir}, the fast demo agent, and this fake plugin as {@code im}. */
+  public JsonObject gatewayConfig(Path dataDir, String... flags) {
+    List<String> args = new ArrayList<>(List.of("acp", dir.toString()));
+    args.addAll(List.of(flags));
+    return new JsonObject()
+        .put("http", new JsonObject().put("port", 0))
+        .put("dataDir", dataDir.toString())
+        .put("agents", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
+            .put("env", new JsonObject().put("DEMO_AGENT_DELAY_MS", "3"))))
+        .put("plugins", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", "im").put("dialect", "acp")
+            .put("command", new io.vertx.core.json.JsonArray(
+                AgentHarness.javaArgv(FakePlugin.class, args.toArray(String[]::new))))));
+  }
+
   public void act(JsonObject action) {
     try {
       Files.writeString(dir.resolve("in.jsonl"), action.encode() + "\n", StandardCharsets.UTF_8,

@@ -1,0 +1,31 @@
+package io.switchboard.testkit;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** The real fat jar started as a process with a config file; its stderr is appended to {@code gateway.log}. */
+public record JarGateway(Process process, int port) {
+  public static final Path JAR =
+      Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
+  private static final Pattern URL = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)/");
+
+  /** Starts it in {@code dir} and returns once it printed its URL line. */
+  public static JarGateway start(Path dir, Path config) throws Exception {
+    Process p = new ProcessBuilder("java", "-jar", JAR.toString(), "--config", config.toString(), "--port", "0")
+        .directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
+        .start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = out.readLine()) != null) {
+      Matcher m = URL.matcher(line);
+      if (m.find()) {
+        return new JarGateway(p, Integer.parseInt(m.group(1)));
+      }
+    }
+    throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
+  }
+}
