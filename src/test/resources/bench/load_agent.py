@@ -2,7 +2,8 @@
 """A light ACP agent for the load benchmark (a JVM per thread would measure the JVMs, not the
 gateway). Each prompt: N text chunks stamped with their send time in epoch microseconds, PAUSE ms
 apart (default 5), then 5 permission requests one after another; it reports their round trips (ns) as a
-chunk "RTTS:[...]" and ends the turn."""
+chunk "RTTS:[...]" and ends the turn. A prompt "hold K" asks K permissions at once and waits for them
+(the gateway cancels them when it stops); "big K" sends K chunks of 64 KiB each and ends the turn."""
 import json
 import sys
 import threading
@@ -38,6 +39,23 @@ def request(method, params):
     return waiting.pop(rid)[1]
 
 
+def hold(count):
+    for i in range(count):
+        with out_lock:
+            rid = next_id[0]
+            next_id[0] += 1
+        send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission", "params": {
+            "sessionId": "load", "toolCall": {"toolCallId": "hold-%d" % i, "title": "Edit", "kind": "edit"},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}})
+
+
+def big(rid, count):
+    block = "x" * 65536
+    for i in range(count):
+        chunk(block)
+    send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+
+
 def prompt(rid):
     for i in range(N):
         chunk("T%d " % (time.time_ns() // 1000))
@@ -66,4 +84,10 @@ for line in sys.stdin:
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "load"}})
     elif method == "session/prompt":
-        threading.Thread(target=prompt, args=(m["id"],), daemon=True).start()
+        text = "".join(b.get("text", "") for b in m["params"].get("prompt", []))
+        if text.startswith("hold "):
+            hold(int(text[5:]))
+        elif text.startswith("big "):
+            threading.Thread(target=big, args=(m["id"], int(text[4:])), daemon=True).start()
+        else:
+            threading.Thread(target=prompt, args=(m["id"],), daemon=True).start()

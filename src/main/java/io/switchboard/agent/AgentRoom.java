@@ -34,6 +34,7 @@ public final class AgentRoom extends VerticleBase {
   private final Timings timings;
   private final Map<String, AgentSession> sessions = new HashMap<>();
   private final Turns turns = new Turns();
+  private final Backlog backlog;
 
   /** How many turns began and ended, across threads (read by /metrics). */
   static final class Turns {
@@ -46,8 +47,18 @@ public final class AgentRoom extends VerticleBase {
   }
 
   public AgentRoom(Settings settings, Timings timings) {
+    this(settings, timings, new Backlog());
+  }
+
+  /** With a limit on the permission questions its agents may have open at once (tests). */
+  public AgentRoom(Settings settings, Timings timings, int maxQuestions) {
+    this(settings, timings, new Backlog(maxQuestions));
+  }
+
+  private AgentRoom(Settings settings, Timings timings, Backlog backlog) {
     this.settings = settings;
     this.timings = timings;
+    this.backlog = backlog;
   }
 
   @Override
@@ -67,7 +78,9 @@ public final class AgentRoom extends VerticleBase {
       sessions.values().forEach(s -> agents.add(s.status()));
       long running = agents.stream().filter(a -> ((JsonObject) a).getValue("pid") != null).count();
       m.reply(new JsonObject().put("agents", agents).put("processes", running)
-          .put("turnsStarted", turns.started).put("turnsEnded", turns.ended));
+          .put("turnsStarted", turns.started).put("turnsEnded", turns.ended)
+          .put("backlogBytes", backlog.bytes()).put("permissionsAsked", backlog.asked())
+          .put("pausedAgents", backlog.paused()));
     });
     return Future.succeededFuture();
   }
@@ -89,7 +102,7 @@ public final class AgentRoom extends VerticleBase {
       return;
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
-        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns));
+        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns, backlog));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

@@ -6,6 +6,7 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -76,11 +77,15 @@ final class AgentSession {
 
   private final AgentRoom.Timings timings;
   private final AgentRoom.Turns turns;
+  private final Backlog backlog;
+  /** The size of the agent line being handled: what the events it becomes are charged to the backlog. */
+  private long lineBytes;
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
-               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns) {
+               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog) {
     this.timings = timings;
     this.turns = turns;
+    this.backlog = backlog;
     this.context = context;
     this.bus = context.owner().eventBus();
     this.spec = spec;
@@ -254,11 +259,32 @@ final class AgentSession {
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
-      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, g.peer.listener(bytes -> {
+      LineChannel.Listener peer = g.peer.listener(bytes -> {
         log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
         emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
             + " MiB limit; it was dropped."));
-      }));
+      });
+      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
+        @Override
+        public void line(String line) {
+          lineBytes = line.length();
+          try {
+            peer.line(line);
+          } finally {
+            lineBytes = 0;
+          }
+        }
+
+        @Override
+        public void oversize(long bytes) {
+          peer.oversize(bytes);
+        }
+
+        @Override
+        public void closed() {
+          peer.closed();
+        }
+      });
     }).map(process -> {
       g.process = process;
       current = g;
@@ -381,7 +407,10 @@ final class AgentSession {
   private Future<Object> serve(Generation g, String method, Object params) {
     JsonObject p = JsonRpcPeer.object(params);
     return switch (method) {
-      case "session/request_permission" -> permission(p);
+      case "session/request_permission" -> {
+        backlog.asked(g.process);
+        yield permission(p).onComplete(x -> backlog.answered());
+      }
       case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
           workspace.read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
       case "fs/write_text_file" -> context.owner().executeBlocking(() -> {
@@ -469,7 +498,12 @@ final class AgentSession {
     } else if ("turn_ended".equals(kind) || ("agent_exited".equals(kind) && turns.started > turns.ended)) {
       turns.ended++;
     }
-    bus.send(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId).put("event", event));
+    // Charged to the backlog until the transcript has it: an agent that outruns the store is paused.
+    long cost = Math.max(256, lineBytes);
+    lineBytes = 0;
+    backlog.add(cost, current == null ? null : current.process);
+    bus.request(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId).put("event", event))
+        .onComplete(x -> backlog.done(cost));
   }
 
   private static JsonObject system(String text) {

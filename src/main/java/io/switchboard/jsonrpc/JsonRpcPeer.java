@@ -137,7 +137,11 @@ public final class JsonRpcPeer {
         return;
       }
       Object params = message.getValue("params");
-      if (hasId) {
+      if (hasId && closed) {
+        // Read after the peer ended (its last lines come after its exit): nobody could take the answer,
+        // and acting on it (a permission request) would wait on a dead process.
+        log.warn("{}: ignored a {} request that arrived after the connection ended", name, method);
+      } else if (hasId) {
         answer(id, method, params);
       } else if (handler != null) {
         handler.notification(method, params);

@@ -22,6 +22,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * room that owns the channel sees it on its own event loop. A line longer than the limit is
  * dropped (with a report naming its size) and reading goes on at the next newline. Writes keep
  * their order; more than {@code maxQueuedBytes} waiting for a peer that does not read fails them.
+ *
+ * <p>Reading is bounded too, so a peer that writes faster than the owner can use it waits in its
+ * own pipe instead of filling the heap: the reader stops while more than {@link #MAX_UNDELIVERED}
+ * bytes of lines wait for the owner's context, and while the owner has {@link #pause() paused} it.
  */
 public final class LineChannel {
   /** What the channel reports back, always on the owner's context. */
@@ -43,6 +47,18 @@ public final class LineChannel {
   private final ExecutorService writer;
   private final AtomicLong queuedBytes = new AtomicLong();
   private volatile boolean outputClosed;
+  /** Bytes of lines handed to the owner's context and not yet delivered to the listener. */
+  static final long MAX_UNDELIVERED = 128 * 1024;
+  private final AtomicLong undelivered = new AtomicLong();
+  /** The reader waits on this while paused or while too much is undelivered. */
+  private final Object gate = new Object();
+  private volatile boolean paused;
+  /** Lines read and not yet handed to the listener (kept while paused), then {@link #END}; owner's context only. */
+  private final java.util.ArrayDeque<String> held = new java.util.ArrayDeque<>();
+  /** Marks the end of the stream in {@link #held}, compared by identity. */
+  @SuppressWarnings("StringOperationCanBeSimplified")
+  private static final String END = new String("end of stream");
+  private volatile boolean readerWaiting;
 
   public LineChannel(Context context, String name, InputStream in, OutputStream out, int maxLineBytes,
                      long maxQueuedBytes, Listener listener) {
@@ -97,6 +113,73 @@ public final class LineChannel {
     return done.future();
   }
 
+  /**
+   * Stops handing lines to the listener at once (those already read are kept, in order) and reading
+   * after the current chunk, until {@link #resume()}: the peer waits in its pipe. Call on the owner's
+   * context.
+   */
+  public void pause() {
+    paused = true;
+  }
+
+  public void resume() {
+    paused = false;
+    context.runOnContext(v -> release());
+    wake();
+  }
+
+  private void wake() {
+    if (readerWaiting) {
+      synchronized (gate) {
+        gate.notifyAll();
+      }
+    }
+  }
+
+  /** On the reader thread: waits while paused or while the owner has not caught up. */
+  private void awaitTurn() throws InterruptedException {
+    if (!paused && undelivered.get() <= MAX_UNDELIVERED) {
+      return;
+    }
+    synchronized (gate) {
+      readerWaiting = true;
+      try {
+        while (paused || undelivered.get() > MAX_UNDELIVERED / 2) {
+          gate.wait(1_000);
+        }
+      } finally {
+        readerWaiting = false;
+      }
+    }
+  }
+
+  /** On the reader thread: a line for the owner, who gets it on its context unless paused. */
+  private void deliver(String text) {
+    undelivered.addAndGet(text.length());
+    context.runOnContext(v -> {
+      held.add(text);
+      release();
+    });
+  }
+
+  /** On the owner's context: hands over the lines read, in order, until the owner pauses. */
+  private void release() {
+    while (!paused && !held.isEmpty()) {
+      String text = held.poll();
+      if (text == END) {
+        listener.closed();
+        continue;
+      }
+      try {
+        listener.line(text);
+      } finally {
+        if (undelivered.addAndGet(-text.length()) <= MAX_UNDELIVERED / 2) {
+          wake();
+        }
+      }
+    }
+  }
+
   /** Closes the peer's input after what is queued was written (an agent's signal to exit). */
   public void closeOutput() {
     if (outputClosed) {
@@ -126,7 +209,11 @@ public final class LineChannel {
     long dropping = -1; // bytes of an oversized line seen so far, or -1
     try {
       int n;
-      while ((n = in.read(chunk)) > 0) {
+      while (true) {
+        awaitTurn();
+        if ((n = in.read(chunk)) <= 0) {
+          break;
+        }
         int start = 0;
         for (int i = 0; i < n; i++) {
           if (chunk[i] != '\n') {
@@ -143,8 +230,10 @@ public final class LineChannel {
           } else {
             line = append(line, length, chunk, start, part);
             length += part;
-            String text = new String(line, 0, length, StandardCharsets.UTF_8);
-            context.runOnContext(v -> listener.line(text));
+            deliver(new String(line, 0, length, StandardCharsets.UTF_8));
+            if (line.length > 64 * 1024) {
+              line = new byte[8 * 1024]; // keep no multi-megabyte buffer for one long line
+            }
           }
           length = 0;
           start = i + 1;
@@ -162,15 +251,19 @@ public final class LineChannel {
         }
       }
       if (length > 0 && dropping < 0) {
-        String text = new String(line, 0, length, StandardCharsets.UTF_8);
-        context.runOnContext(v -> listener.line(text));
+        deliver(new String(line, 0, length, StandardCharsets.UTF_8));
       }
     } catch (IOException e) {
       // the pipe closed under us: the same as end of stream
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } finally {
       outputClosed = true;
       writer.shutdown();
-      context.runOnContext(v -> listener.closed());
+      context.runOnContext(v -> {
+        held.add(END); // after the last line, also if that waits for a resume
+        release();
+      });
     }
   }
 

@@ -37,7 +37,10 @@ public final class StdioProcess {
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
         MAX_LINE_BYTES, MAX_QUEUED_BYTES, listener);
     LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> log.info("[{}] {}", tag, line));
-    process.onExit().thenAccept(p -> context.runOnContext(v -> exited.tryComplete(p.exitValue())));
+    process.onExit().thenAccept(p -> {
+      channel.resume(); // a paused reader reads what is left and the end of the stream
+      context.runOnContext(v -> exited.tryComplete(p.exitValue()));
+    });
     channel.start();
   }
 
@@ -57,6 +60,15 @@ public final class StdioProcess {
 
   public long queuedBytes() {
     return channel.queuedBytes();
+  }
+
+  /** Stops reading its output (it waits in its pipe) until {@link #resume()}. */
+  public void pause() {
+    channel.pause();
+  }
+
+  public void resume() {
+    channel.resume();
   }
 
   public long pid() {

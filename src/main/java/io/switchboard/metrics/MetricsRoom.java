@@ -4,6 +4,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.switchboard.bus.Addresses;
@@ -28,6 +32,8 @@ public final class MetricsRoom extends VerticleBase {
   /** What the last scrape read from the rooms; the gauges read these. */
   private final Map<String, Double> now = new HashMap<>();
   private final Map<String, JsonObject> plugins = new HashMap<>();
+  /** Listens to GC notifications: closed with the room. */
+  private final JvmGcMetrics gc = new JvmGcMetrics();
 
   @Override
   public Future<?> start() {
@@ -47,10 +53,22 @@ public final class MetricsRoom extends VerticleBase {
     FunctionCounter.builder("switchboard_outbox_redeliveries", now, m -> m.getOrDefault("redeliveries", 0.0))
         .description("Durable outputs sent again to a new plugin process").register(registry);
 
+    // The JVM's own: heap and direct memory, GC pauses, threads, CPU (what a small host runs out of first).
+    new JvmMemoryMetrics().bindTo(registry);
+    gc.bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.METRICS_SCRAPE, this::scrape);
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    gc.close();
     return Future.succeededFuture();
   }
 

@@ -41,6 +41,19 @@ public final class PermissionRoom extends VerticleBase {
   public static final String NO_SURFACE = "no-surface";
   public static final String SHUTDOWN = "shutdown";
   public static final String VOIDED_BY_RESTART = "voided-by-restart";
+  public static final String TOO_MANY_PENDING = "too-many-pending";
+
+  /**
+   * Pending requests the room holds at most: each takes about 5 KiB of heap in the rooms it passes
+   * through, so by default one per 20 KiB of heap (3,276 with -Xmx64m), and never fewer than 100.
+   * One more is recorded in the ledger and cancelled at once, never shown: an agent that asks
+   * thousands of questions at a time cannot take the gateway down with it.
+   */
+  public static int defaultMaxPending() {
+    return (int) Math.min(Integer.MAX_VALUE, Math.max(100, Runtime.getRuntime().maxMemory() / (20 * 1024)));
+  }
+
+  private final int maxPending;
 
   private final Map<String, Pending> pending = new LinkedHashMap<>();
   private final Map<String, JsonObject> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
@@ -54,6 +67,14 @@ public final class PermissionRoom extends VerticleBase {
   private final SecureRandom random = new SecureRandom();
   private EventBus bus;
   private boolean closing;
+
+  public PermissionRoom() {
+    this(defaultMaxPending());
+  }
+
+  public PermissionRoom(int maxPending) {
+    this.maxPending = maxPending;
+  }
 
   /** One pending request: what was asked, who may still answer, and the agent's waiting reply. */
   private static final class Pending {
@@ -126,6 +147,7 @@ public final class PermissionRoom extends VerticleBase {
       return;
     }
     Pending p = new Pending(newId(), reg, System.currentTimeMillis());
+    boolean overLimit = pending.size() >= maxPending;
     pending.put(p.id, p);
     p.outcome.future().onComplete(done ->
         message.reply(new JsonObject().put("requestId", p.id).put("outcome", done.result())));
@@ -142,6 +164,10 @@ public final class PermissionRoom extends VerticleBase {
       }
       if (closing) {
         end(p, cancelled(SHUTDOWN));
+      } else if (overLimit) {
+        log.warn("permission request {} of thread {} refused: {} requests are pending, the most this gateway holds "
+            + "(see docs/operations.md)", p.id, reg.threadId(), maxPending);
+        end(p, cancelled(TOO_MANY_PENDING));
       } else if (p.eligible.isEmpty()) {
         end(p, cancelled(NO_SURFACE));
       } else {

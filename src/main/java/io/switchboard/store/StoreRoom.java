@@ -60,7 +60,7 @@ public final class StoreRoom extends VerticleBase {
   private record QueuedWrite(Write write, Message<JsonObject> message) {}
 
   /** What one write came to: a reply body, or the reason it failed. */
-  private record Done(JsonObject reply, Exception failure) {}
+  private record Done(JsonObject reply, Throwable failure) {}
 
   public StoreRoom(Path databaseFile) {
     this.databaseFile = databaseFile;
@@ -181,7 +181,7 @@ public final class StoreRoom extends VerticleBase {
         }
       } else {
         for (QueuedWrite q : batch) {
-          settle(q, new Done(null, (Exception) done.cause()));
+          settle(q, new Done(null, done.cause())); // also an Error (out of memory): each write still gets its answer
         }
       }
       flushing = false;

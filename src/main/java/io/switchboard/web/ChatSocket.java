@@ -220,11 +220,13 @@ final class ChatSocket {
   }
 
   void card(JsonObject card) {
-    deliver(new JsonObject().put("kind", "frame").put("threadId", card.getString("threadId")).put("body", cardFrame(card)));
+    deliver(new JsonObject().put("kind", "frame").put("threadId", card.getString("threadId"))
+        .put("key", "card " + card.getString("requestId")).put("body", cardFrame(card)));
   }
 
   void resolved(JsonObject fact) {
     deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
+        .put("key", "resolved " + fact.getString("requestId"))
         .put("body", new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
             .put("requestId", fact.getString("requestId")).put("outcome", fact.getJsonObject("outcome"))
             .put("endedAt", Instant.ofEpochMilli(fact.getLong("endedAt")).toString())));
@@ -243,7 +245,7 @@ final class ChatSocket {
       JsonObject b = item.getJsonObject("body");
       sendEvent(threadId, b.getLong("seq"), b.getLong("at"), b.getJsonObject("event"));
     } else {
-      send(item.getJsonObject("body"));
+      sendText(room.encodeOnce(item.getString("key"), () -> item.getJsonObject("body")));
     }
   }
 
@@ -252,8 +254,8 @@ final class ChatSocket {
       return; // already sent (replay and live overlap)
     }
     lastSeq.put(threadId, seq);
-    send(new JsonObject().put("type", "event").put("threadId", threadId).put("seq", seq).put("at", at)
-        .put("event", event));
+    sendText(room.encodeOnce("event " + threadId + " " + seq, () -> new JsonObject().put("type", "event")
+        .put("threadId", threadId).put("seq", seq).put("at", at).put("event", event)));
     String kind = event.getString("kind");
     if ("turn_started".equals(kind) || "turn_ended".equals(kind) || "agent_exited".equals(kind)) {
       send(new JsonObject().put("type", "turn").put("threadId", threadId).put("busy", "turn_started".equals(kind)));
@@ -285,28 +287,58 @@ final class ChatSocket {
   // ---- the bounded send queue ----
 
   private void send(JsonObject frame) {
+    if (!closed) {
+      sendText(frame.encode());
+    }
+  }
+
+  private void sendText(String text) {
     if (closed) {
       return;
     }
-    String text = frame.encode();
+    // A frame counts as waiting from now until the connection has written it to the network.
+    queuedBytes += text.length();
+    room.queued(this, text.length()); // may close this socket, if it is the one furthest behind
+    if (closed) {
+      return;
+    }
     if (queue.isEmpty() && !ws.writeQueueFull()) {
-      ws.writeTextMessage(text);
+      write(text);
       return;
     }
     queue.add(text);
-    queuedBytes += text.length();
     if (queuedBytes > MAX_QUEUED_BYTES) {
-      log.warn("closing a chat socket that stopped reading ({} bytes waiting)", queuedBytes);
-      close();
-      ws.close((short) 1008, "this browser stopped reading: reconnect and resume with afterSeq");
+      closeSlow();
     }
+  }
+
+  private void write(String text) {
+    int size = text.length();
+    // Counted until written or failed, also after this socket closed: the connection holds the frame till then.
+    ws.writeTextMessage(text).onComplete(x -> {
+      queuedBytes -= size;
+      room.queued(this, -size);
+    });
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  long queuedBytes() {
+    return queuedBytes;
+  }
+
+  /** Closes a socket whose reader fell too far behind; its frames are in the transcript for a resume. */
+  void closeSlow() {
+    log.warn("closing a chat socket that stopped reading ({} bytes waiting)", queuedBytes);
+    close();
+    ws.close((short) 1008, "this browser stopped reading: reconnect and resume with afterSeq");
   }
 
   private void drain() {
     while (!queue.isEmpty() && !ws.writeQueueFull()) {
-      String text = queue.poll();
-      queuedBytes -= text.length();
-      ws.writeTextMessage(text);
+      write(queue.poll());
     }
   }
 
@@ -316,7 +348,10 @@ final class ChatSocket {
     }
     closed = true;
     room.socketClosed();
+    long dropped = queue.stream().mapToLong(String::length).sum();
     queue.clear();
+    queuedBytes -= dropped;
+    room.queued(this, -dropped);
     for (String threadId : new ArrayList<>(lastSeq.keySet())) {
       room.detach(threadId, this);
     }

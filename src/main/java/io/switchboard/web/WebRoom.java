@@ -64,6 +64,12 @@ public final class WebRoom extends VerticleBase {
 
   private final long outboxStuckMs;
   private int sockets;
+  private String encodedKey;
+  private long queuedBytes;
+  private final Set<ChatSocket> behind = new HashSet<>();
+  /** An eighth of the heap, at most 64 MiB: what frames waiting for slow readers may take in all. */
+  private final long queueBudget = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
+  private String encodedText;
 
   public WebRoom(Settings settings, String version, long outboxStuckMs) {
     this.settings = settings;
@@ -97,7 +103,10 @@ public final class WebRoom extends VerticleBase {
         s -> s.resolved(m.body())));
 
     HttpServerOptions options = new HttpServerOptions().setMaxWebSocketFrameSize(TRANSPORT_FRAME_LIMIT)
-        .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT);
+        .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT)
+        // A browser that stopped reading never answers our close: drop its connection (and the frames
+        // it holds) after 2 s instead of the default 10.
+        .setWebSocketClosingTimeout(2);
     server = vertx.createHttpServer(options);
     return vertx.fileSystem().readFile(settings.tokenFile().toString())
         .map(buffer -> token = buffer.toString().trim())
@@ -263,6 +272,30 @@ public final class WebRoom extends VerticleBase {
     sockets--;
   }
 
+  /**
+   * Frames waiting for slow readers, across sockets. Each socket may hold 4 MiB, but many slow
+   * readers at once could hold more than a small heap has, so over this room-wide budget the socket
+   * furthest behind is closed (it resumes from the transcript when its browser reconnects).
+   */
+  void queued(ChatSocket socket, long delta) {
+    queuedBytes += delta;
+    if (delta < 0) {
+      if (socket.queuedBytes() <= 0 || socket.isClosed()) {
+        behind.remove(socket);
+      }
+      return;
+    }
+    if (!socket.isClosed()) {
+      behind.add(socket);
+    }
+    while (queuedBytes > queueBudget && !behind.isEmpty()) {
+      ChatSocket furthest = java.util.Collections.max(behind,
+          java.util.Comparator.comparingLong(ChatSocket::queuedBytes));
+      behind.remove(furthest);
+      furthest.closeSlow();
+    }
+  }
+
   static void json(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")
         .putHeader("Cache-Control", "no-store").end(body.encode());
@@ -318,6 +351,19 @@ public final class WebRoom extends VerticleBase {
         send.accept(s);
       }
     }
+  }
+
+  /**
+   * The frame for {@code key}, encoded once: an event or a card goes to every socket of its thread
+   * one after another, so the last one encoded is kept, and the sockets share one string (also in
+   * the queues of readers that fell behind).
+   */
+  String encodeOnce(String key, java.util.function.Supplier<JsonObject> frame) {
+    if (!key.equals(encodedKey)) {
+      encodedText = frame.get().encode();
+      encodedKey = key;
+    }
+    return encodedText;
   }
 
   static ErrorCode code(Throwable err) {

@@ -64,6 +64,33 @@ class FakeAgentTest {
   }
 
   @Test
+  void anAgentOverTheQuestionLimitWaitsInItsPipeUntilQuestionsEnd(Vertx vertx) throws Exception {
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        AgentHarness.javaMain("fake", FakeAgent.class, "many-questions"));
+    gateway.maxQuestions = 4;
+    gateway.start();
+    String t = gateway.thread("fake", "web");
+    gateway.prompt(t, "go");
+    gateway.awaitCard(t, 4);
+    Thread.sleep(500); // the other eight stay unread in the agent's pipe: nothing more may show up
+    assertEquals(4, gateway.cards.size(), "no more than the limit is open at once");
+    int answered = 0;
+    while (answered < 12) {
+      int shown = gateway.cards.size();
+      assertTrue(shown - answered <= 4, "open questions: " + (shown - answered));
+      gateway.answer(gateway.cards.get(answered).getString("requestId"), "yes");
+      answered++;
+      if (answered < 12) {
+        gateway.awaitCard(t, Math.min(12, answered + 1));
+      }
+    }
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    assertEquals(12, gateway.cards.size());
+    assertTrue(gateway.ended.stream().allMatch(e -> "selected".equals(e.getJsonObject("outcome").getString("outcome"))),
+        "each question was answered, none refused: " + gateway.ended);
+  }
+
+  @Test
   void garbageLinesAreSkippedAndAnsweredWhereTheyCarryAnId(Vertx vertx) {
     String t = thread(vertx, "garbage");
     gateway.prompt(t, "go");

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -72,5 +73,101 @@ class LineChannelTest {
     Future<Void> afterClose = channel.write("too late");
     waitFor(afterClose::isComplete, "the refused write");
     assertTrue(afterClose.failed());
+  }
+
+  /** A listener that keeps the lines and notes the end of the stream. */
+  private static LineChannel.Listener collect(List<String> lines, AtomicBoolean closed) {
+    return new LineChannel.Listener() {
+      public void line(String line) {
+        lines.add(line);
+      }
+
+      public void oversize(long bytes) {}
+
+      public void closed() {
+        closed.set(true);
+      }
+    };
+  }
+
+  /** Writes {@code count} numbered lines of {@code width} bytes into {@code out}, counting the bytes taken. */
+  private static Thread peer(java.io.OutputStream out, int count, int width, AtomicLong written) {
+    Thread t = new Thread(() -> {
+      try (out) {
+        for (int i = 0; i < count; i++) {
+          String number = Integer.toString(i);
+          byte[] line = (number + "x".repeat(Math.max(0, width - 1 - number.length())) + "\n")
+              .getBytes(StandardCharsets.UTF_8);
+          out.write(line);
+          written.addAndGet(line.length);
+        }
+      } catch (java.io.IOException ignored) {
+        // the channel went away
+      }
+    });
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /** Waits until {@code written} has not moved for a while: the peer is blocked in its pipe. */
+  private static long settled(AtomicLong written) throws InterruptedException {
+    long before;
+    do {
+      before = written.get();
+      Thread.sleep(300);
+    } while (written.get() != before);
+    return before;
+  }
+
+  @Test
+  void aPausedChannelLeavesThePeerWaitingInItsPipeAndResumesInOrder(Vertx vertx) throws Exception {
+    var peerOut = new java.io.PipedOutputStream();
+    var in = new java.io.PipedInputStream(peerOut, 4096);
+    List<String> lines = new CopyOnWriteArrayList<>();
+    AtomicBoolean closed = new AtomicBoolean();
+    LineChannel channel = new LineChannel(vertx.getOrCreateContext(), "test", in, new ByteArrayOutputStream(),
+        1024, 1024, collect(lines, closed));
+    channel.pause();
+    channel.start();
+    AtomicLong written = new AtomicLong();
+    peer(peerOut, 10_000, 100, written);
+    long blockedAt = settled(written);
+    assertTrue(lines.isEmpty(), "nothing is read while paused");
+    assertTrue(blockedAt <= 4096, "the peer waits once the pipe is full, wrote " + blockedAt);
+    channel.resume();
+    waitFor(closed::get, "the end of the stream");
+    assertEquals(10_000, lines.size());
+    for (int i = 0; i < lines.size(); i++) {
+      assertTrue(lines.get(i).startsWith(i + "x"), "line " + i + " in order");
+    }
+  }
+
+  @Test
+  void anOwnerThatFallsBehindStopsTheReader(Vertx vertx) throws Exception {
+    var peerOut = new java.io.PipedOutputStream();
+    var in = new java.io.PipedInputStream(peerOut, 4096);
+    List<String> lines = new CopyOnWriteArrayList<>();
+    AtomicBoolean closed = new AtomicBoolean();
+    Context context = vertx.getOrCreateContext();
+    var busy = new java.util.concurrent.CountDownLatch(1);
+    context.runOnContext(v -> { // the owner's event loop is held up (a test may; rooms never do)
+      try {
+        busy.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    LineChannel channel = new LineChannel(context, "test", in, new ByteArrayOutputStream(), 8192, 1024,
+        collect(lines, closed));
+    channel.start();
+    AtomicLong written = new AtomicLong();
+    peer(peerOut, 16 * 1024, 1024, written); // 16 MiB
+    long blockedAt = settled(written);
+    assertTrue(blockedAt < LineChannel.MAX_UNDELIVERED + 3 * 64 * 1024,
+        "the reader stopped near the bound, the peer wrote " + blockedAt);
+    busy.countDown();
+    waitFor(closed::get, "the end of the stream", 60_000);
+    assertEquals(16 * 1024, lines.size());
   }
 }

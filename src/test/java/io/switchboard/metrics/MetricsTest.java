@@ -63,14 +63,15 @@ class MetricsTest {
     return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  /** The value of a metric line whose name and labels start with {@code series}. */
+  /** The sum of the metric lines whose name and labels start with {@code series}. */
   private double metric(String series) throws Exception {
     String text = get("/metrics", true).body();
-    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + "[^ ]* ([0-9.eE+-]+)$").matcher(text);
-    if (!m.find()) {
-      return 0;
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + ".* ([0-9.eE+-]+)$").matcher(text);
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(1));
     }
-    return Double.parseDouble(m.group(1));
+    return sum;
   }
 
   private void awaitMetric(String series, double atLeast) {
@@ -87,6 +88,8 @@ class MetricsTest {
   void eachMetricMovesWhenItsEventHappens() throws Exception {
     assertEquals(401, get("/metrics", false).statusCode());
     assertEquals(0, metric("switchboard_permissions_pending"));
+    assertTrue(metric("jvm_memory_used_bytes{area=\"heap\"") > 0, "the JVM's heap is reported");
+    assertTrue(metric("jvm_threads_live_threads") > 0, "the JVM's threads are reported");
     ChatClient web = ChatClient.open(vertx, gateway.port, gateway.token);
     try {
       web.next("welcome");

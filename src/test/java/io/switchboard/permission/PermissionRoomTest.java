@@ -77,6 +77,27 @@ class PermissionRoomTest {
   }
 
   @Test
+  void overTheLimitARequestIsRecordedAndCancelledWithoutACard() {
+    rooms.restartPermissionRoom(2);
+    Future<JsonObject> first = rooms.register(request("t1", "s1", "tc1", "web"));
+    rooms.register(request("t1", "s1", "tc2", "web"));
+    waitFor(() -> rooms.shown.size() == 2, "two cards");
+    JsonObject third = await(rooms.register(request("t1", "s1", "tc3", "web")));
+    assertEquals("cancelled", third.getJsonObject("outcome").getString("outcome"));
+    assertEquals(PermissionRoom.TOO_MANY_PENDING, third.getJsonObject("outcome").getString("reason"));
+    String id = third.getString("requestId");
+    JsonObject row = rooms.ledgerRow(id);
+    assertEquals("cancelled", row.getString("state"), "the refusal is in the ledger");
+    assertTrue(rooms.shown.stream().noneMatch(c -> id.equals(c.getString("requestId"))), "no card for it");
+    assertEquals(2, rooms.pendingCards("t1").size());
+    // Below the limit again, a request is shown as usual.
+    await(rooms.answer(rooms.idOf("tc1"), "allow", "web", null));
+    await(first);
+    rooms.register(request("t1", "s1", "tc4", "web"));
+    waitFor(() -> rooms.shown.size() == 3, "the fourth card");
+  }
+
+  @Test
   void unknownIdIsUnknownRequest() {
     assertEquals(ErrorCode.UNKNOWN_REQUEST, errorOf(rooms.answer("pr_nope", "allow", "web", null)));
   }

@@ -48,6 +48,9 @@ public final class AgentHarness implements AutoCloseable {
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended.add(m.body())));
   }
 
+  /** The agent room's limit on open permission questions; 0 for its default. */
+  public int maxQuestions;
+
   public Settings settings() {
     return new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dataDir, agents.get(0).id(), agents,
         List.of(), Settings.LogFormat.TEXT);
@@ -58,7 +61,8 @@ public final class AgentHarness implements AutoCloseable {
     deployments.push(await(vertx.deployVerticle(new StoreRoom(settings.databaseFile()))));
     deployments.push(await(vertx.deployVerticle(new PermissionRoom())));
     deployments.push(await(vertx.deployVerticle(new ThreadRoom(settings))));
-    deployments.push(await(vertx.deployVerticle(new AgentRoom(settings, timings))));
+    deployments.push(await(vertx.deployVerticle(maxQuestions > 0 ? new AgentRoom(settings, timings, maxQuestions)
+        : new AgentRoom(settings, timings))));
     return this;
   }
 

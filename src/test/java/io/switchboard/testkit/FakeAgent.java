@@ -66,6 +66,19 @@ public final class FakeAgent extends StdioPeer {
         Thread.sleep(700);
         System.exit(3);
       }
+      case "many-questions" -> {
+        // Twelve permission questions at once, as a runaway agent might ask; the turn ends once all are answered.
+        java.util.List<java.util.concurrent.CompletableFuture<JsonObject>> asked = new java.util.ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+          asked.add(ask("session/request_permission", new JsonObject().put("sessionId", sessionId)
+              .put("toolCall", new JsonObject().put("toolCallId", "q" + i).put("title", "Question " + i).put("kind", "edit"))
+              .put("options", new JsonArray().add(new JsonObject().put("optionId", "yes").put("name", "Yes")
+                  .put("kind", "allow_once")))));
+        }
+        for (var answer : asked) {
+          answer.get(60, TimeUnit.SECONDS);
+        }
+      }
       case "garbage" -> {
         out.println("this is not json");
         out.println("{\"jsonrpc\":\"2.0\",\"id\":77}");

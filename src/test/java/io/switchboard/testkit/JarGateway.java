@@ -15,17 +15,43 @@ public record JarGateway(Process process, int port) {
 
   /** Starts it in {@code dir} and returns once it printed its URL line. */
   public static JarGateway start(Path dir, Path config) throws Exception {
-    Process p = new ProcessBuilder("java", "-jar", JAR.toString(), "--config", config.toString(), "--port", "0")
-        .directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
+    return start(dir, config, java.util.List.of());
+  }
+
+  /** The same with JVM flags before {@code -jar} (heap size, GC, ...). */
+  public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags) throws Exception {
+    java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
+    argv.addAll(jvmFlags);
+    argv.addAll(java.util.List.of("-jar", JAR.toString(), "--config", config.toString(), "--port", "0"));
+    Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
         .start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     String line;
     while ((line = out.readLine()) != null) {
       Matcher m = URL.matcher(line);
       if (m.find()) {
+        drain(out, dir.resolve("gateway.out"));
         return new JarGateway(p, Integer.parseInt(m.group(1)));
       }
     }
     throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
+  }
+
+  /** Keeps reading its stdout into a file (the JVM's own last words, such as an out-of-memory exit, go there). */
+  private static void drain(BufferedReader out, Path file) {
+    Thread t = new Thread(() -> {
+      try (var w = java.nio.file.Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+        String line;
+        while ((line = out.readLine()) != null) {
+          w.write(line);
+          w.newLine();
+          w.flush();
+        }
+      } catch (java.io.IOException ignored) {
+        // the process ended
+      }
+    }, "gateway-stdout");
+    t.setDaemon(true);
+    t.start();
   }
 }

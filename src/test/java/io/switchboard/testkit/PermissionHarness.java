@@ -60,7 +60,12 @@ public final class PermissionHarness implements AutoCloseable {
   }
 
   public void startPermissionRoom() {
-    permissionDeployment = await(vertx.deployVerticle(new PermissionRoom()));
+    startPermissionRoom(PermissionRoom.defaultMaxPending());
+  }
+
+  /** Starts the permission room holding at most {@code maxPending} requests. */
+  public void startPermissionRoom(int maxPending) {
+    permissionDeployment = await(vertx.deployVerticle(new PermissionRoom(maxPending)));
   }
 
   /** Drops the permission room without its graceful shutdown, as a crash would. */
@@ -72,6 +77,11 @@ public final class PermissionHarness implements AutoCloseable {
   public void restartPermissionRoom() {
     crashPermissionRoom();
     startPermissionRoom();
+  }
+
+  public void restartPermissionRoom(int maxPending) {
+    crashPermissionRoom();
+    startPermissionRoom(maxPending);
   }
 
   public static JsonArray optionList() {
@@ -157,7 +167,11 @@ public final class PermissionHarness implements AutoCloseable {
   }
 
   public static void waitFor(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    waitFor(condition, what, 20_000);
+  }
+
+  public static void waitFor(BooleanSupplier condition, String what, long timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("timed out waiting for " + what);

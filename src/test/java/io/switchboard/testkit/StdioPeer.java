@@ -79,11 +79,16 @@ public abstract class StdioPeer {
 
   /** Sends a request and waits for the whole response message ({@code result} or {@code error}). */
   protected JsonObject request(String method, JsonObject params) throws Exception {
+    return ask(method, params).get(60, TimeUnit.SECONDS);
+  }
+
+  /** Sends a request without waiting: the future completes with the whole response message. */
+  protected CompletableFuture<JsonObject> ask(String method, JsonObject params) {
     int id = nextId.getAndIncrement();
     CompletableFuture<JsonObject> answer = new CompletableFuture<>();
     waiting.put(id, answer);
     send(new JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", method).put("params", params));
-    return answer.get(60, TimeUnit.SECONDS);
+    return answer;
   }
 
   protected void send(JsonObject message) {
