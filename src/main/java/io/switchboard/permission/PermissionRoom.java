@@ -62,6 +62,8 @@ public final class PermissionRoom extends VerticleBase {
       return size() > RECENTLY_ENDED;
     }
   };
+  /** Ledger rows of new requests still being written; stop waits for them. */
+  private final Set<Future<?>> registering = new HashSet<>();
   /** Ends whose ledger write is still under way; shutdown waits for them. */
   private final Set<Future<JsonObject>> ending = new HashSet<>();
   private final SecureRandom random = new SecureRandom();
@@ -110,11 +112,17 @@ public final class PermissionRoom extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    if (!pending.isEmpty()) {
-      // Only a graceful shutdown (sb.permission.shutdown) ends them here; otherwise the next start voids them.
-      log.warn("{} permission requests left pending without a shutdown; the next start voids them", pending.size());
-    }
-    return Future.succeededFuture();
+    // A request that came in after the shutdown (an agent still talking while the rooms stop) ends
+    // "shutdown" as soon as its row is written: wait for those rows and their ends, then the store may close.
+    return Future.join(new ArrayList<>(registering)).transform(x -> Future.join(new ArrayList<>(ending)))
+        .transform(x -> {
+          if (!pending.isEmpty()) {
+            // Only a graceful shutdown (sb.permission.shutdown) ends them here; otherwise the next start voids them.
+            log.warn("{} permission requests left pending without a shutdown; the next start voids them",
+                pending.size());
+          }
+          return Future.succeededFuture();
+        });
   }
 
   /** Rows still pending in the ledger belong to a process that is gone: nobody can answer them now. */
@@ -155,7 +163,10 @@ public final class PermissionRoom extends VerticleBase {
         reg.toolCallId(), p.eligible);
 
     JsonObject row = card(p).put("agentId", reg.agentId());
-    bus.<JsonObject>request(Addresses.STORE_LEDGER_APPEND, row).onComplete(appended -> {
+    Future<Message<JsonObject>> append = bus.request(Addresses.STORE_LEDGER_APPEND, row);
+    registering.add(append);
+    append.onComplete(appended -> {
+      registering.remove(append);
       if (appended.failed()) {
         log.error("permission request {} could not be written to the ledger", p.id, appended.cause());
       }
