@@ -246,8 +246,8 @@ public final class LoadBenchmark {
       if (answering && answered.add(id)) {
         ws.writeTextMessage(new JsonObject().put("type", "permission_answer").put("requestId", id)
             .put("optionId", "allow").encode());
-      } else if (!answering) {
-        heldCards.add(id);
+      } else if (!answering && f.getJsonObject("toolCall", new JsonObject()).getString("toolCallId", "").startsWith("hold-")) {
+        heldCards.add(id); // (a reader that resumed also gets the first phase's cards, answered long ago)
       }
     } else if ("permission_resolved".equals(type)) {
       JsonObject outcome = f.getJsonObject("outcome", new JsonObject());
