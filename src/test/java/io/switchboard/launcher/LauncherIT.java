@@ -104,6 +104,11 @@ class LauncherIT {
     assertEquals(200, metrics.statusCode(), metrics.body());
     assertTrue(metrics.body().contains("switchboard_permissions_pending"), metrics.body());
     assertTrue(Files.exists(dir.resolve("data").resolve("switchboard.db")));
+    // The page and the one build of each webjar it loads are in the jar (the shade keeps only those).
+    for (String asset : List.of("/", "/app.js", "/webjars/marked/15.0.12/lib/marked.esm.js",
+        "/webjars/dompurify/3.2.6/dist/purify.es.mjs")) {
+      assertEquals(200, get(port, asset).statusCode(), asset);
+    }
 
     p.destroy(); // SIGTERM
     assertTrue(p.waitFor(30, TimeUnit.SECONDS), "stops within 30 s");
