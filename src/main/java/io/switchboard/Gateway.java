@@ -56,10 +56,14 @@ public final class Gateway {
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
     web = new WebRoom(settings, version, tuning.outboxStuckMs());
+    // Both limits come from the heap. Agents are held a tenth under the permission room's own limit,
+    // so it rarely has to refuse a question (docs/architecture.md).
+    int maxPending = PermissionRoom.defaultMaxPending();
+    int maxQuestions = maxPending - maxPending / 10;
     return deploy(new StoreRoom(settings.databaseFile()))
-        .compose(v -> deploy(new PermissionRoom()))
+        .compose(v -> deploy(new PermissionRoom(maxPending)))
         .compose(v -> deploy(new ThreadRoom(settings)))
-        .compose(v -> deploy(new AgentRoom(settings)))
+        .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, maxQuestions)))
         .compose(v -> deploy(new PluginRoom(settings, version, tuning.plugins())))
         .compose(v -> deploy(new MetricsRoom()))
         .compose(v -> deploy(web))

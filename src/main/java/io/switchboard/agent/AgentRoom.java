@@ -42,15 +42,12 @@ public final class AgentRoom extends VerticleBase {
     long ended;
   }
 
-  public AgentRoom(Settings settings) {
-    this(settings, Timings.DEFAULT);
-  }
-
+  /** Without a limit on open permission questions (tests that do not need one). */
   public AgentRoom(Settings settings, Timings timings) {
-    this(settings, timings, new Backlog());
+    this(settings, timings, Integer.MAX_VALUE);
   }
 
-  /** With a limit on the permission questions its agents may have open at once (tests). */
+  /** {@code maxQuestions}: the permission questions its agents may have open at once, in all. */
   public AgentRoom(Settings settings, Timings timings, int maxQuestions) {
     this(settings, timings, new Backlog(maxQuestions));
   }

@@ -1,7 +1,6 @@
 package io.switchboard.agent;
 
 import io.switchboard.jsonrpc.StdioProcess;
-import io.switchboard.permission.PermissionRoom;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,11 +20,6 @@ final class Backlog {
   private long bytes;
   private int asked;
   private final List<StdioProcess> paused = new ArrayList<>();
-
-  /** Questions held at most: a tenth under the permission room's own limit, so it rarely has to refuse one. */
-  Backlog() {
-    this(PermissionRoom.defaultMaxPending() - PermissionRoom.defaultMaxPending() / 10);
-  }
 
   Backlog(int maxAsked) {
     this.maxAsked = maxAsked;

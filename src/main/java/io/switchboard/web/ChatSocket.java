@@ -55,7 +55,7 @@ final class ChatSocket {
   }
 
   void start() {
-    room.socketOpened();
+    room.socketOpened(this);
     ws.textMessageHandler(this::frame);
     ws.binaryMessageHandler(b -> error("bad_frame", "binary frames are not part of the protocol; send JSON text", null,
         null));
@@ -298,7 +298,7 @@ final class ChatSocket {
     }
     // A frame counts as waiting from now until the connection has written it to the network.
     queuedBytes += text.length();
-    room.queued(this, text.length()); // may close this socket, if it is the one furthest behind
+    room.queued(text.length()); // may close this socket, if it is the one furthest behind
     if (closed) {
       return;
     }
@@ -317,14 +317,11 @@ final class ChatSocket {
     // Counted until written or failed, also after this socket closed: the connection holds the frame till then.
     ws.writeTextMessage(text).onComplete(x -> {
       queuedBytes -= size;
-      room.queued(this, -size);
+      room.queued(-size);
     });
   }
 
-  boolean isClosed() {
-    return closed;
-  }
-
+  /** Frames queued here or held by the connection, not yet written to the network (chars). */
   long queuedBytes() {
     return queuedBytes;
   }
@@ -347,11 +344,11 @@ final class ChatSocket {
       return;
     }
     closed = true;
-    room.socketClosed();
+    room.socketClosed(this);
     long dropped = queue.stream().mapToLong(String::length).sum();
     queue.clear();
     queuedBytes -= dropped;
-    room.queued(this, -dropped);
+    room.queued(-dropped);
     for (String threadId : new ArrayList<>(lastSeq.keySet())) {
       room.detach(threadId, this);
     }

@@ -63,10 +63,10 @@ public final class WebRoom extends VerticleBase {
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
 
   private final long outboxStuckMs;
-  private int sockets;
+  /** The open /ws/chat sockets (closed ones may still hold frames until their connection goes). */
+  private final Set<ChatSocket> open = new HashSet<>();
   private String encodedKey;
   private long queuedBytes;
-  private final Set<ChatSocket> behind = new HashSet<>();
   /** An eighth of the heap, at most 64 MiB: what frames waiting for slow readers may take in all. */
   private final long queueBudget = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
   private String encodedText;
@@ -258,18 +258,18 @@ public final class WebRoom extends VerticleBase {
       json(ctx, 401, new JsonObject().put("error", "log in, send a bearer token, or set http.publicMetrics"));
       return;
     }
-    vertx.eventBus().<String>request(Addresses.METRICS_SCRAPE, new JsonObject().put("websockets", sockets))
+    vertx.eventBus().<String>request(Addresses.METRICS_SCRAPE, new JsonObject().put("websockets", open.size()))
         .onSuccess(m -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             .end(m.body()))
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", err.getMessage())));
   }
 
-  void socketOpened() {
-    sockets++;
+  void socketOpened(ChatSocket socket) {
+    open.add(socket);
   }
 
-  void socketClosed() {
-    sockets--;
+  void socketClosed(ChatSocket socket) {
+    open.remove(socket);
   }
 
   /**
@@ -277,24 +277,18 @@ public final class WebRoom extends VerticleBase {
    * readers at once could hold more than a small heap has, so over this room-wide budget the socket
    * furthest behind is closed (it resumes from the transcript when its browser reconnects).
    */
-  void queued(ChatSocket socket, long delta) {
+  void queued(long delta) {
     queuedBytes += delta;
-    if (delta < 0) {
-      if (socket.queuedBytes() <= 0 || socket.isClosed()) {
-        behind.remove(socket);
-      }
-      return;
-    }
-    if (!socket.isClosed()) {
-      behind.add(socket);
-    }
-    while (queuedBytes > queueBudget && !behind.isEmpty()) {
-      ChatSocket furthest = java.util.Collections.max(behind,
+    while (delta > 0 && queuedBytes > queueBudget && !open.isEmpty()) {
+      ChatSocket furthest = java.util.Collections.max(open,
           java.util.Comparator.comparingLong(ChatSocket::queuedBytes));
-      behind.remove(furthest);
+      if (furthest.queuedBytes() <= 0) {
+        return; // what waits belongs to sockets already closed: it goes with their connections
+      }
       furthest.closeSlow();
     }
   }
+
 
   static void json(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json")

@@ -64,7 +64,7 @@ class FakeAgentTest {
   }
 
   @Test
-  void anAgentOverTheQuestionLimitWaitsInItsPipeUntilQuestionsEnd(Vertx vertx) throws Exception {
+  void anAgentOverTheQuestionLimitWaitsInItsPipeUntilQuestionsEnd(Vertx vertx) {
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
         AgentHarness.javaMain("fake", FakeAgent.class, "many-questions"));
     gateway.maxQuestions = 4;
@@ -72,7 +72,10 @@ class FakeAgentTest {
     String t = gateway.thread("fake", "web");
     gateway.prompt(t, "go");
     gateway.awaitCard(t, 4);
-    Thread.sleep(500); // the other eight stay unread in the agent's pipe: nothing more may show up
+    // The room pauses the agent at its fourth question: the other eight stay unread in its pipe.
+    waitFor(() -> gateway.roomStatus().getInteger("pausedAgents") == 1,
+        "the agent to be paused");
+    assertEquals(4, gateway.roomStatus().getInteger("permissionsAsked"));
     assertEquals(4, gateway.cards.size(), "no more than the limit is open at once");
     int answered = 0;
     while (answered < 12) {

@@ -48,8 +48,8 @@ public final class AgentHarness implements AutoCloseable {
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended.add(m.body())));
   }
 
-  /** The agent room's limit on open permission questions; 0 for its default. */
-  public int maxQuestions;
+  /** The agent room's limit on open permission questions. */
+  public int maxQuestions = Integer.MAX_VALUE;
 
   public Settings settings() {
     return new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dataDir, agents.get(0).id(), agents,
@@ -61,8 +61,7 @@ public final class AgentHarness implements AutoCloseable {
     deployments.push(await(vertx.deployVerticle(new StoreRoom(settings.databaseFile()))));
     deployments.push(await(vertx.deployVerticle(new PermissionRoom())));
     deployments.push(await(vertx.deployVerticle(new ThreadRoom(settings))));
-    deployments.push(await(vertx.deployVerticle(maxQuestions > 0 ? new AgentRoom(settings, timings, maxQuestions)
-        : new AgentRoom(settings, timings))));
+    deployments.push(await(vertx.deployVerticle(new AgentRoom(settings, timings, maxQuestions))));
     return this;
   }
 
@@ -192,9 +191,13 @@ public final class AgentHarness implements AutoCloseable {
         new JsonObject().put("threadId", threadId).put("afterSeq", afterSeq))).body().getJsonArray("events");
   }
 
+  /** The agent room's whole status: its agents, turns, and what its back-pressure holds. */
+  public JsonObject roomStatus() {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject())).body();
+  }
+
   public JsonObject agentStatus(String threadId) {
-    JsonArray agents = await(vertx.eventBus().<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject())).body()
-        .getJsonArray("agents");
+    JsonArray agents = roomStatus().getJsonArray("agents");
     return agents.stream().map(a -> (JsonObject) a).filter(a -> a.getString("threadId").equals(threadId))
         .findFirst().orElse(null);
   }

@@ -75,8 +75,7 @@ public final class PermissionHarness implements AutoCloseable {
 
   /** A crash and a start: what a gateway restart does to the permission room. */
   public void restartPermissionRoom() {
-    crashPermissionRoom();
-    startPermissionRoom();
+    restartPermissionRoom(PermissionRoom.defaultMaxPending());
   }
 
   public void restartPermissionRoom(int maxPending) {
