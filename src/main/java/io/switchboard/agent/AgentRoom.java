@@ -5,6 +5,7 @@ import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Settings;
+import io.switchboard.process.ProcessTree;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -35,6 +36,8 @@ public final class AgentRoom extends VerticleBase {
   private final Map<String, AgentSession> sessions = new HashMap<>();
   private final Turns turns = new Turns();
   private final Backlog backlog;
+  private long generations;
+  private final String owner;
 
   /** How many turns began and ended, across threads (read by /metrics). */
   static final class Turns {
@@ -56,6 +59,7 @@ public final class AgentRoom extends VerticleBase {
     this.settings = settings;
     this.timings = timings;
     this.backlog = backlog;
+    this.owner = ProcessTree.ownerOf(settings.dataDir());
   }
 
   @Override
@@ -99,7 +103,8 @@ public final class AgentRoom extends VerticleBase {
       return;
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
-        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns, backlog));
+        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns, backlog,
+        () -> deploymentID() + "/" + (++generations), owner));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

@@ -38,11 +38,21 @@ final class AgentSession {
 
   private enum State { STOPPED, STARTING, READY }
 
-  /** One spawn of the agent: its process and the conversation over its pipes. */
+  /**
+   * One spawn of the agent: its process, the conversation over its pipes, its terminals. Its id
+   * travels on {@code sb.permission.register} and {@code sb.agent.exited}, so the permission room
+   * ends its requests however the two race. Every continuation checks it is still current.
+   */
   private static final class Generation {
+    final String id;
     StdioProcess process;
     JsonRpcPeer peer;
     Terminals terminals;
+    boolean exited;
+
+    Generation(String id) {
+      this.id = id;
+    }
   }
 
   /** The turn in progress. */
@@ -68,6 +78,8 @@ final class AgentSession {
   private State state = State.STOPPED;
   private Future<Void> starting;
   private Generation current;
+  /** Every generation whose process may still run (one that failed to start included): close stops them all. */
+  private final java.util.Set<Generation> live = new java.util.HashSet<>();
   private String acpSessionId;
   private JsonObject capabilities = new JsonObject();
   private JsonArray authMethods = new JsonArray();
@@ -81,8 +93,15 @@ final class AgentSession {
   /** The size of the agent line being handled: what the events it becomes are charged to the backlog. */
   private long lineBytes;
 
+  private final java.util.function.Supplier<String> generationIds;
+  /** The gateway's process mark (ProcessTree): whatever the agent starts carries it. */
+  private final String owner;
+
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
-               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog) {
+               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog,
+               java.util.function.Supplier<String> generationIds, String owner) {
+    this.generationIds = generationIds;
+    this.owner = owner;
     this.timings = timings;
     this.turns = turns;
     this.backlog = backlog;
@@ -148,7 +167,13 @@ final class AgentSession {
   Future<Void> close() {
     closed = true;
     queue.clear();
-    return current == null ? Future.succeededFuture() : current.process.stop().mapEmpty();
+    List<Future<Integer>> stopping = new java.util.ArrayList<>();
+    for (Generation g : live) {
+      if (g.process != null) {
+        stopping.add(g.process.stop());
+      }
+    }
+    return Future.join(stopping).mapEmpty();
   }
 
   // ---- turns ----
@@ -208,12 +233,13 @@ final class AgentSession {
       return starting;
     }
     state = State.STARTING;
-    Generation g = new Generation();
+    Generation g = new Generation(generationIds.get());
     Promise<Void> ready = Promise.promise();
     starting = ready.future();
     long timer = context.owner().setTimer(timings.startTimeoutMs(), id -> ready.tryFail(new JsonRpcError(
         JsonRpcError.INTERNAL_ERROR, "the agent did not finish starting within " + timings.startTimeoutMs() / 1000 + " s")));
-    spawn(g).compose(v -> initialize(g)).compose(v -> openSession(g)).onComplete(done -> {
+    spawn(g).compose(v -> initialize(g)).compose(v -> openSession(g)).recover(err -> startFailure(g, err))
+        .onComplete(done -> {
       if (done.succeeded()) {
         ready.tryComplete();
       } else {
@@ -239,6 +265,30 @@ final class AgentSession {
     return starting;
   }
 
+  /** A start that failed because the process died says so, with the last lines it wrote to stderr. */
+  private Future<Void> startFailure(Generation g, Throwable err) {
+    if (g.process == null) {
+      return Future.failedFuture(err);
+    }
+    return g.process.exited().timeout(500, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .compose(code -> g.process.lastWords().compose(words -> {
+          StringBuilder text = new StringBuilder("The agent " + spec.name() + " failed to start: it exited with code "
+              + code + " before it was ready.");
+          if (!words.isEmpty()) {
+            text.append(" The last lines it wrote to stderr:");
+            words.forEach(w -> text.append("\n    ").append(w));
+          }
+          return Future.<Void>failedFuture(new StartFailure(text.toString()));
+        }), alive -> Future.failedFuture(err));
+  }
+
+  /** A failed start explained in full: shown as it is. */
+  private static final class StartFailure extends RuntimeException {
+    StartFailure(String message) {
+      super(message, null, false, false);
+    }
+  }
+
   private Future<Void> spawn(Generation g) {
     g.peer = new JsonRpcPeer(tag, line -> g.process == null
         ? Future.failedFuture("not started") : g.process.write(line));
@@ -255,7 +305,7 @@ final class AgentSession {
         }
       }
     });
-    g.terminals = new Terminals(context, workspace, tag);
+    g.terminals = new Terminals(context, workspace, tag, owner);
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
@@ -264,7 +314,7 @@ final class AgentSession {
         emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
             + " MiB limit; it was dropped."));
       });
-      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, new LineChannel.Listener() {
+      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, owner, new LineChannel.Listener() {
         @Override
         public void line(String line) {
           lineBytes = line.length();
@@ -285,11 +335,17 @@ final class AgentSession {
           peer.closed();
         }
       });
-    }).map(process -> {
+    }).compose(process -> {
       g.process = process;
-      current = g;
+      live.add(g);
       process.exited().onComplete(code -> exited(g, code.result()));
-      return null;
+      if (closed) {
+        // The room stopped while this process was being spawned: it must not outlive the room.
+        process.stop();
+        return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the gateway is stopping"));
+      }
+      current = g;
+      return Future.succeededFuture();
     });
   }
 
@@ -368,9 +424,21 @@ final class AgentSession {
 
   private void exited(Generation g, Integer code) {
     boolean byUs = g.process.stopping();
+    g.exited = true;
+    live.remove(g);
     log.info("[{}] exited with code {}{}", tag, code, byUs ? " (stopped by Switchboard)" : "");
+    // Whatever it asked and was not answered yet ends now, or when its register arrives.
+    bus.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", threadId).put("sessionId", acpSessionId)
+        .put("generation", g.id).put("code", code));
     if (current != g) {
       // An old generation (one that failed to start): its cleanup never touches its successor.
+      g.peer.close("the agent exited");
+      g.terminals.killAll();
+      return;
+    }
+    if (state == State.STARTING) {
+      // It died before it was ready: the failed start ends the turn, saying why (its last stderr lines).
+      current = null;
       g.peer.close("the agent exited");
       g.terminals.killAll();
       return;
@@ -382,8 +450,6 @@ final class AgentSession {
     state = State.STOPPED;
     g.peer.close("the agent exited");
     g.terminals.killAll();
-    bus.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", threadId).put("sessionId", acpSessionId)
-        .put("code", code));
     if (t != null && t.graceTimer >= 0) {
       context.owner().cancelTimer(t.graceTimer);
     }
@@ -409,7 +475,7 @@ final class AgentSession {
     return switch (method) {
       case "session/request_permission" -> {
         backlog.asked(g.process);
-        yield permission(p).onComplete(x -> backlog.answered());
+        yield permission(g, p).onComplete(x -> backlog.answered());
       }
       case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
           workspace.read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
@@ -426,7 +492,7 @@ final class AgentSession {
     };
   }
 
-  private Future<Object> permission(JsonObject p) {
+  private Future<Object> permission(Generation g, JsonObject p) {
     JsonObject asked = p.getValue("toolCall") instanceof JsonObject tc ? tc : new JsonObject();
     Object id = asked.getValue("toolCallId");
     String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
@@ -434,12 +500,14 @@ final class AgentSession {
     JsonObject toolCall = toolCalls.getOrDefault(toolCallId, new JsonObject()).copy().mergeIn(asked)
         .put("toolCallId", toolCallId);
     toolCall.remove("sessionUpdate");
-    String sessionId = p.getValue("sessionId") instanceof String s ? s : acpSessionId;
+    // The session is the one this gateway opened, never the id the agent writes: a request under a
+    // foreign id must still end with this session's cancel.
+    String sessionId = acpSessionId != null ? acpSessionId : "unopened";
     boolean afterCancel = turn != null && turn.cancelling;
     return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
         .compose(thread -> {
           JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
-              .put("agentId", spec.id()).put("toolCall", toolCall).put("options", p.getValue("options"))
+              .put("agentId", spec.id()).put("generation", g.id).put("toolCall", toolCall).put("options", p.getValue("options"))
               .put("eligible", thread.body().getJsonArray("routes", new JsonArray()));
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
@@ -519,6 +587,9 @@ final class AgentSession {
   }
 
   private String describe(Throwable err) {
+    if (err instanceof StartFailure) {
+      return err.getMessage();
+    }
     if (err instanceof JsonRpcError e) {
       if (e.code() == JsonRpcError.AUTH_REQUIRED) {
         return "The agent " + spec.name() + " needs you to authenticate first (" + e.getMessage() + "). "
@@ -527,9 +598,26 @@ final class AgentSession {
             + authMethods.stream().map(m -> m instanceof JsonObject o ? o.getString("id") : String.valueOf(m)).toList()
             + ".");
       }
-      return "The agent " + spec.name() + " failed: " + e.getMessage() + " (code " + e.code() + ")";
+      // Agents explain themselves in error.data ("OPENAI_API_KEY is not set"): show it, not just the code.
+      return "The agent " + spec.name() + " failed: " + e.getMessage() + explanation(e.data()) + " (code " + e.code() + ")";
     }
     return "The agent " + spec.name() + " failed: " + err.getMessage();
+  }
+
+  /** What an error's {@code data} says, read leniently and cut short: ": <text>", or nothing. */
+  static String explanation(Object data) {
+    Object text = data;
+    if (data instanceof JsonObject o) {
+      text = o.getValue("details") instanceof String s ? s : o.getValue("message") instanceof String s ? s
+          : o.getValue("error") instanceof String s ? s : o.isEmpty() ? null : o.encode();
+    } else if (data instanceof JsonArray a) {
+      text = a.isEmpty() ? null : a.encode();
+    }
+    if (text == null || String.valueOf(text).isBlank()) {
+      return "";
+    }
+    String s = String.valueOf(text).strip();
+    return ": " + (s.length() > 500 ? s.substring(0, 500) + "…" : s);
   }
 
   private static Integer integer(Object value) {

@@ -2,6 +2,7 @@ package io.switchboard.agent;
 
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.switchboard.process.ProcessTree;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -15,12 +16,17 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code terminal/*} client methods for one agent session: commands run as argv (no shell)
  * inside the workspace, their output kept up to a byte limit (cut from the front, on a character
- * boundary). Every terminal is killed when the session ends. Used on the agent room's event loop;
- * spawning runs on a worker thread, and each terminal's output is read by a thread of its own.
+ * boundary). {@code wait_for_exit} answers when the command exits, not when its output closes (a
+ * child it put in the background may hold the pipe for ever). Each terminal carries a tree mark
+ * ({@link ProcessTree}): killing it, releasing it or ending the session kills what it started,
+ * backgrounded and {@code setsid} children included. Used on the agent room's event loop;
+ * spawning and killing run on worker threads, and each terminal's output is read by a thread of its own.
  */
 final class Terminals {
   static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
@@ -30,27 +36,39 @@ final class Terminals {
   private final Context context;
   private final Workspace workspace;
   private final String name;
+  private final String owner;
   private final Map<String, Terminal> terminals = new HashMap<>();
+  /** Spawns under way: they count against the cap as much as running terminals. */
+  private int spawning;
+  private boolean closed;
   private int nextId;
 
-  Terminals(Context context, Workspace workspace, String name) {
+  /** How long an exited command's output may take to reach its end before the exit is reported. */
+  static final long OUTPUT_SETTLE_MS = 200;
+
+  Terminals(Context context, Workspace workspace, String name, String owner) {
     this.context = context;
     this.workspace = workspace;
     this.name = name;
+    this.owner = owner;
   }
 
   /** One running (or finished) command and its retained output. */
   private static final class Terminal {
     final Process process;
+    final String tree;
     final int limit;
+    /** Completes when the output reached its end (every child closed it). */
+    final CompletableFuture<Void> eof = new CompletableFuture<>();
     byte[] output = new byte[0];
     boolean truncated;
     boolean killed;
     JsonObject exitStatus;
     final List<Promise<Object>> waiters = new ArrayList<>();
 
-    Terminal(Process process, int limit) {
+    Terminal(Process process, String tree, int limit) {
       this.process = process;
+      this.tree = tree;
       this.limit = limit;
     }
 
@@ -78,13 +96,19 @@ final class Terminals {
       waiters.clear();
     }
 
-    void kill() {
-      if (process.isAlive()) {
-        killed = true;
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-      }
+    /** Reports the exit once the output ended, or a moment after the exit if a child holds it open. */
+    void exitedAfterOutput(Context context) {
+      process.onExit().thenCompose(p -> eof.completeOnTimeout(null, OUTPUT_SETTLE_MS, TimeUnit.MILLISECONDS))
+          .thenRun(() -> context.runOnContext(v -> exited(process.exitValue())));
     }
+  }
+
+  /** Kills a terminal's whole tree (SIGKILL: a terminal/kill is not a request to wind down), off the loop. */
+  private void kill(Terminal t) {
+    if (t.process.isAlive()) {
+      t.killed = true;
+    }
+    context.owner().executeBlocking(() -> ProcessTree.kill(t.process.toHandle(), List.of(), t.tree, 0), false);
   }
 
   Future<Object> create(Object raw) {
@@ -92,7 +116,10 @@ final class Terminals {
     if (!(p.getValue("command") instanceof String command) || command.isBlank()) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "command must be a non-empty string"));
     }
-    if (terminals.size() >= MAX_TERMINALS) {
+    if (closed) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the session is ending"));
+    }
+    if (terminals.size() + spawning >= MAX_TERMINALS) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "at most " + MAX_TERMINALS
           + " terminals at once; release some first"));
     }
@@ -115,29 +142,37 @@ final class Terminals {
     int limit = limitValue instanceof Number n ? (int) Math.min(Math.max(0, n.longValue()), MAX_OUTPUT_LIMIT)
         : DEFAULT_OUTPUT_LIMIT;
     Object cwd = p.getValue("cwd");
+    String tree = ProcessTree.newMark();
+    spawning++;
     return context.owner().<Process>executeBlocking(() -> {
       Path dir = cwd == null ? workspace.create() : workspace.resolve(cwd);
       ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
       pb.environment().putAll(env);
+      ProcessTree.mark(pb.environment(), owner, tree);
       try {
         return pb.start();
       } catch (IOException e) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "cannot run " + command + ": " + e.getMessage());
       }
-    }).<Object>map(process -> {
+    }, false).onComplete(x -> spawning--).<Object>map(process -> {
       closeQuietly(process);
+      Terminal t = new Terminal(process, tree, limit);
+      if (closed) {
+        kill(t); // the session ended while it was being spawned
+        throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the session is ending");
+      }
       String id = "term-" + (nextId++);
-      Terminal t = new Terminal(process, limit);
       terminals.put(id, t);
       Thread reader = new Thread(() -> pump(process.getInputStream(), t), name + "-" + id);
       reader.setDaemon(true);
       reader.start();
+      t.exitedAfterOutput(context);
       return new JsonObject().put("terminalId", id);
     }).recover(err -> Future.failedFuture(err instanceof JsonRpcError ? err
         : new JsonRpcError(JsonRpcError.INTERNAL_ERROR, String.valueOf(err.getMessage()))));
   }
 
-  /** Reads a terminal's output until it closes, then waits for the exit; both land on the context. */
+  /** Reads a terminal's output until it closes; the chunks land on the context in order. */
   private void pump(InputStream in, Terminal t) {
     byte[] chunk = new byte[16 * 1024];
     try {
@@ -150,7 +185,7 @@ final class Terminals {
     } catch (IOException ignored) {
       // killed: the stream closed
     }
-    t.process.onExit().thenAccept(p -> context.runOnContext(v -> t.exited(p.exitValue())));
+    context.runOnContext(v -> t.eof.complete(null)); // after the last chunk it posted
   }
 
   Future<Object> output(Object raw) {
@@ -174,13 +209,13 @@ final class Terminals {
   }
 
   Future<Object> kill(Object raw) {
-    find(raw).kill();
+    kill(find(raw));
     return Future.succeededFuture(new JsonObject());
   }
 
   Future<Object> release(Object raw) {
     Terminal t = find(raw);
-    t.kill();
+    kill(t);
     terminals.values().remove(t);
     t.waiters.forEach(w -> w.tryFail(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "terminal released")));
     return Future.succeededFuture(new JsonObject());
@@ -188,7 +223,8 @@ final class Terminals {
 
   /** The session ended: kill every terminal it left. */
   void killAll() {
-    terminals.values().forEach(Terminal::kill);
+    closed = true;
+    terminals.values().forEach(this::kill);
     terminals.clear();
   }
 

@@ -46,6 +46,8 @@ public final class Addresses {
   public static final String STORE_OUTBOX_ENQUEUE = "sb.store.outbox.enqueue";
   public static final String STORE_OUTBOX_ACK = "sb.store.outbox.ack";
   public static final String STORE_OUTBOX_PENDING = "sb.store.outbox.pending";
+  /** A plugin process died: its delivered cards of still-pending requests are due again. */
+  public static final String STORE_OUTBOX_REOPEN = "sb.store.outbox.reopen-cards";
   /** Published by the store after a commit that added outputs: {@code {pluginIds: [...]}}. */
   public static final String OUTBOX_READY = "sb.outbox.ready";
 

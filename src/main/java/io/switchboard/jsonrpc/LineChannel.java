@@ -281,8 +281,13 @@ public final class LineChannel {
     return t;
   }
 
-  /** Forwards each line of a stream (an agent's stderr) to a handler on this thread, e.g. a logger. */
-  public static void drain(InputStream stream, String threadName, Handler<String> handler) {
+  /**
+   * Forwards each line of a stream (an agent's stderr) to a handler on this thread, e.g. a logger;
+   * the returned future completes at the stream's end.
+   */
+  public static java.util.concurrent.CompletableFuture<Void> drain(InputStream stream, String threadName,
+                                                                   Handler<String> handler) {
+    java.util.concurrent.CompletableFuture<Void> end = new java.util.concurrent.CompletableFuture<>();
     daemon(() -> {
       try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(stream, StandardCharsets.UTF_8))) {
         String l;
@@ -292,6 +297,8 @@ public final class LineChannel {
       } catch (IOException ignored) {
         // the process is gone
       }
+      end.complete(null);
     }, threadName).start();
+    return end;
   }
 }

@@ -1,57 +1,85 @@
 package io.switchboard.jsonrpc;
 
+import io.switchboard.process.ProcessTree;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A child process that speaks newline-delimited JSON-RPC on stdio (an agent or a plugin): spawned
  * from an argv (never a shell string), its stdout and stdin a {@link LineChannel}, its stderr
- * forwarded to the log with a tag naming it. Stopping it closes its stdin, waits, then sends
- * SIGTERM, waits, then SIGKILL, to the whole process tree (several agents ignore a closed stdin).
+ * forwarded to the log with a tag naming it (the last lines kept, to explain a failed start).
+ * Stopping it closes its stdin, waits, then sends SIGTERM, waits, then SIGKILL. However it ends,
+ * planned or not, what it started is killed too: its descendants and every process carrying its
+ * tree mark ({@link ProcessTree}), children that left its session included.
  */
 public final class StdioProcess {
   private static final Logger log = LoggerFactory.getLogger(StdioProcess.class);
   public static final long GRACE_MS = 2_000;
   public static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
   public static final long MAX_QUEUED_BYTES = 64L * 1024 * 1024;
+  private static final int STDERR_LINES_KEPT = 12;
+  private static final int STDERR_LINE_CHARS = 300;
 
   private final Context context;
   private final Process process;
+  private final String tree;
   private final LineChannel channel;
   private final Promise<Integer> exited = Promise.promise();
+  private final Promise<Void> reaped = Promise.promise();
+  private final ArrayDeque<String> stderrTail = new ArrayDeque<>();
+  private final String tag;
+  private final java.util.concurrent.CompletableFuture<Void> stderrEnd;
   private boolean stopping;
   private Future<Integer> stopped;
+  private List<ProcessHandle> knownTree = List.of();
 
-  private StdioProcess(Context context, Process process, String tag, LineChannel.Listener listener) {
+  private StdioProcess(Context context, Process process, String tree, String tag, LineChannel.Listener listener) {
     this.context = context;
     this.process = process;
+    this.tree = tree;
+    this.tag = tag;
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
         MAX_LINE_BYTES, MAX_QUEUED_BYTES, listener);
-    LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> log.info("[{}] {}", tag, line));
+    this.stderrEnd = LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> {
+      log.info("[{}] {}", tag, line);
+      synchronized (stderrTail) {
+        stderrTail.addLast(line.length() > STDERR_LINE_CHARS ? line.substring(0, STDERR_LINE_CHARS) + "…" : line);
+        if (stderrTail.size() > STDERR_LINES_KEPT) {
+          stderrTail.removeFirst();
+        }
+      }
+    });
     process.onExit().thenAccept(p -> {
       channel.resume(); // a paused reader reads what is left and the end of the stream
-      context.runOnContext(v -> exited.tryComplete(p.exitValue()));
+      context.runOnContext(v -> {
+        exited.tryComplete(p.exitValue());
+        reap();
+      });
     });
     channel.start();
   }
 
-  /** Spawns the process (blocking: call on a worker thread). */
+  /**
+   * Spawns the process (blocking: call on a worker thread), marked as {@code owner}'s with a tree
+   * mark of its own, so that whatever it starts can be found and killed when it ends.
+   */
   public static StdioProcess spawn(Context context, List<String> argv, Map<String, String> env, Path cwd, String tag,
-                            LineChannel.Listener listener) throws IOException {
+                                   String owner, LineChannel.Listener listener) throws IOException {
     ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
     pb.environment().putAll(env);
+    String tree = ProcessTree.newMark();
+    ProcessTree.mark(pb.environment(), owner, tree);
     Process process = pb.start();
     log.info("[{}] started pid {}: {}", tag, process.pid(), argv);
-    return new StdioProcess(context, process, tag, listener);
+    return new StdioProcess(context, process, tree, tag, listener);
   }
 
   public Future<Void> write(String line) {
@@ -79,9 +107,46 @@ public final class StdioProcess {
     return stopping;
   }
 
+  /** The last lines it wrote to stderr, oldest first (a few, each cut short). */
+  public List<String> stderrTail() {
+    synchronized (stderrTail) {
+      return List.copyOf(stderrTail);
+    }
+  }
+
+  /**
+   * The last stderr lines once the process exited and its stderr reached its end (or half a
+   * second later, if a child still holds it): what to show when it dies at start.
+   */
+  public Future<List<String>> lastWords() {
+    Promise<List<String>> words = Promise.promise();
+    exited.future().onComplete(x -> stderrEnd.completeOnTimeout(null, 500, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .whenComplete((v, err) -> context.runOnContext(y -> words.complete(stderrTail()))));
+    return words.future();
+  }
+
   /** Completes with the exit code when the process has exited, whoever ended it. */
   public Future<Integer> exited() {
     return exited.future();
+  }
+
+  /** Completes once the process and everything it started are gone. */
+  public Future<Void> reaped() {
+    return reaped.future();
+  }
+
+  /** Kills what the exited process left running (TERM, then KILL), off the event loop. */
+  private void reap() {
+    List<ProcessHandle> known = knownTree;
+    context.owner().<Integer>executeBlocking(() -> ProcessTree.kill(null, known, tree, GRACE_MS), false)
+        .onComplete(done -> {
+          if (done.succeeded() && done.result() > 0) {
+            log.info("[{}] killed {} processes it left running", tag, done.result());
+          } else if (done.failed()) {
+            log.warn("[{}] could not kill what it left running: {}", tag, done.cause().getMessage());
+          }
+          reaped.tryComplete();
+        });
   }
 
   /** Close stdin, wait, SIGTERM the tree, wait, SIGKILL the tree; completes once all of it has exited. */
@@ -89,37 +154,28 @@ public final class StdioProcess {
     if (stopped != null) {
       return stopped;
     }
-    {
-      stopping = true;
-      // Remember the tree now: once the parent dies its children are re-parented and lost to us.
-      List<ProcessHandle> tree = process.descendants().toList();
-      channel.closeOutput();
-      var vertx = context.owner();
-      long term = vertx.setTimer(GRACE_MS, t -> {
-        if (process.isAlive()) {
-          process.descendants().forEach(ProcessHandle::destroy);
-          tree.forEach(ProcessHandle::destroy);
-          process.destroy();
-        }
-      });
-      long kill = vertx.setTimer(2 * GRACE_MS, t -> {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        tree.forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-      });
-      stopped = exited.future().compose(code -> {
-        vertx.cancelTimer(term);
-        vertx.cancelTimer(kill);
-        // Children that outlived their parent are orphans now: kill them and wait for them to go.
-        List<ProcessHandle> left = tree.stream().filter(ProcessHandle::isAlive).toList();
-        left.forEach(ProcessHandle::destroyForcibly);
-        Promise<Integer> gone = Promise.promise();
-        CompletableFuture.allOf(left.stream().map(ProcessHandle::onExit).toArray(CompletableFuture[]::new))
-            .orTimeout(GRACE_MS, TimeUnit.MILLISECONDS)
-            .whenComplete((x, err) -> context.runOnContext(v -> gone.complete(code)));
-        return gone.future();
-      });
-    }
+    stopping = true;
+    // Remember the tree now: once the parent dies its children are re-parented and lost to us.
+    knownTree = process.descendants().toList();
+    channel.closeOutput();
+    var vertx = context.owner();
+    long term = vertx.setTimer(GRACE_MS, t -> {
+      if (process.isAlive()) {
+        process.descendants().forEach(ProcessHandle::destroy);
+        knownTree.forEach(ProcessHandle::destroy);
+        process.destroy();
+      }
+    });
+    long kill = vertx.setTimer(2 * GRACE_MS, t -> {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      knownTree.forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+    });
+    stopped = exited.future().compose(code -> {
+      vertx.cancelTimer(term);
+      vertx.cancelTimer(kill);
+      return reaped.future().map(code);
+    });
     return stopped;
   }
 }

@@ -42,6 +42,8 @@ public final class PermissionRoom extends VerticleBase {
   public static final String SHUTDOWN = "shutdown";
   public static final String VOIDED_BY_RESTART = "voided-by-restart";
   public static final String TOO_MANY_PENDING = "too-many-pending";
+  /** The ledger could not record the request: it was never shown, and has no row (nothing to void). */
+  public static final String NOT_RECORDED = "not-recorded";
 
   /**
    * Pending requests the room holds at most: each takes about 5 KiB of heap in the rooms it passes
@@ -62,6 +64,18 @@ public final class PermissionRoom extends VerticleBase {
       return size() > RECENTLY_ENDED;
     }
   };
+  /**
+   * Agent process generations whose exit was heard. A registration from one of them (it asked and
+   * exited at once, and the exit fact overtook the register) ends {@code agent-exited}: whatever
+   * order the two arrive in, nobody waits on a dead process.
+   */
+  private final Set<String> exitedGenerations = java.util.Collections.newSetFromMap(
+      new LinkedHashMap<String, Boolean>(256, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+          return size() > RECENTLY_ENDED;
+        }
+      });
   /** Ledger rows of new requests still being written; stop waits for them. */
   private final Set<Future<?>> registering = new HashSet<>();
   /** Ends whose ledger write is still under way; shutdown waits for them. */
@@ -167,11 +181,18 @@ public final class PermissionRoom extends VerticleBase {
     registering.add(append);
     append.onComplete(appended -> {
       registering.remove(append);
-      if (appended.failed()) {
-        log.error("permission request {} could not be written to the ledger", p.id, appended.cause());
-      }
       if (!pending.containsKey(p.id)) {
         return; // ended while the row was being written: its end state is published instead
+      }
+      if (appended.failed()) {
+        // Ledger first: a request with no row is never shown, and its agent hears "cancelled".
+        log.error("permission request {} could not be written to the ledger; cancelled without a card", p.id,
+            appended.cause());
+        pending.remove(p.id);
+        JsonObject outcome = cancelled(NOT_RECORDED);
+        recentlyEnded.put(p.id, outcome);
+        p.outcome.complete(outcome);
+        return;
       }
       if (closing) {
         end(p, cancelled(SHUTDOWN));
@@ -179,6 +200,8 @@ public final class PermissionRoom extends VerticleBase {
         log.warn("permission request {} of thread {} refused: {} requests are pending, the most this gateway holds "
             + "(see docs/operations.md)", p.id, reg.threadId(), maxPending);
         end(p, cancelled(TOO_MANY_PENDING));
+      } else if (reg.generation() != null && exitedGenerations.contains(reg.generation())) {
+        end(p, cancelled(AGENT_EXITED));
       } else if (p.eligible.isEmpty()) {
         end(p, cancelled(NO_SURFACE));
       } else {
@@ -324,6 +347,13 @@ public final class PermissionRoom extends VerticleBase {
     String threadId = fact == null ? null : stringField(fact, "threadId");
     if (threadId == null) {
       log.warn("ignored an agent-exited fact without threadId: {}", fact);
+      return;
+    }
+    String generation = stringField(fact, "generation");
+    if (generation != null) {
+      // Exactly the requests of the process that exited; one registered later ends when its row is written.
+      exitedGenerations.add(generation);
+      endAll(p -> generation.equals(p.reg.generation()), AGENT_EXITED);
       return;
     }
     String sessionId = stringField(fact, "sessionId");

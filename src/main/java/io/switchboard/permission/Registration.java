@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A checked {@code sb.permission.register} body: which thread and ACP session ask, the tool call,
- * the agent's own options, and the surfaces that may answer.
+ * A checked {@code sb.permission.register} body: which thread, ACP session and agent process
+ * generation ask, the tool call, the agent's own options, and the surfaces that may answer.
  */
-record Registration(String threadId, String sessionId, String agentId, JsonObject toolCall,
+record Registration(String threadId, String sessionId, String agentId, String generation, JsonObject toolCall,
                     JsonArray options, Set<String> eligible) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
@@ -26,6 +26,10 @@ record Registration(String threadId, String sessionId, String agentId, JsonObjec
     Object agent = body.getValue("agentId");
     if (agent != null && !(agent instanceof String)) {
       throw new IllegalArgumentException("agentId must be a string");
+    }
+    Object generation = body.getValue("generation");
+    if (generation != null && (!(generation instanceof String g) || g.isEmpty())) {
+      throw new IllegalArgumentException("generation must be a non-empty string");
     }
     if (!(body.getValue("toolCall") instanceof JsonObject toolCall)) {
       throw new IllegalArgumentException("toolCall must be an object");
@@ -65,7 +69,7 @@ record Registration(String threadId, String sessionId, String agentId, JsonObjec
       eligible.add(s);
     }
     // The body is this room's own copy (the event bus copies JSON bodies), so it is kept as it is.
-    return new Registration(threadId, sessionId, (String) agent, toolCall, options, eligible);
+    return new Registration(threadId, sessionId, (String) agent, (String) generation, toolCall, options, eligible);
   }
 
   /** The option the agent offered with this id, or null. */

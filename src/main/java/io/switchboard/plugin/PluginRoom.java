@@ -26,10 +26,17 @@ import org.slf4j.LoggerFactory;
 public final class PluginRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(PluginRoom.class);
 
-  /** Restart backoff, circuit breaker and heartbeat watchdog settings. */
+  /**
+   * Restart backoff, circuit breaker and heartbeat watchdog settings, and how long a plugin that
+   * died may take to come back before its chats leave the pending permission requests.
+   */
   public record Timings(long backoffBaseMs, long backoffCapMs, int breakerFailures, long breakerWindowMs,
-                        long watchdogMs) {
-    public static final Timings DEFAULT = new Timings(1_000, 60_000, 5, 5 * 60_000, 90_000);
+                        long watchdogMs, long surfaceGraceMs) {
+    public static final Timings DEFAULT = new Timings(1_000, 60_000, 5, 5 * 60_000, 90_000, 60_000);
+
+    public Timings(long backoffBaseMs, long backoffCapMs, int breakerFailures, long breakerWindowMs, long watchdogMs) {
+      this(backoffBaseMs, backoffCapMs, breakerFailures, breakerWindowMs, watchdogMs, DEFAULT.surfaceGraceMs());
+    }
   }
 
   private final Settings settings;

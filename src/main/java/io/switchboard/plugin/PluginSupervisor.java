@@ -7,6 +7,7 @@ import io.switchboard.config.Settings;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.StdioProcess;
+import io.switchboard.process.ProcessTree;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -76,6 +77,8 @@ final class PluginSupervisor {
   private int generations;
   private int restarts;
   private long restartTimer = -1;
+  /** Runs while no generation answers: when it fires, the plugin's chats leave the pending requests. */
+  private long surfaceGrace = -1;
   private boolean delivering;
   /** Output ids an earlier generation was sent (bounded): sending one again is a redelivery. */
   private final Set<String> sentBefore = java.util.Collections.newSetFromMap(
@@ -124,6 +127,7 @@ final class PluginSupervisor {
   Future<?> stop() {
     state = State.STOPPED;
     context.owner().cancelTimer(restartTimer);
+    context.owner().cancelTimer(surfaceGrace);
     return gen == null ? Future.succeededFuture() : gen.process.stop();
   }
 
@@ -150,7 +154,8 @@ final class PluginSupervisor {
       Map<String, String> env = new HashMap<>(spec.env());
       env.put(dialect.envStateDir(), stateDir.toString());
       Path cwd = spec.cwd() == null ? stateDir : Path.of(spec.cwd());
-      return StdioProcess.spawn(context, spec.command(), env, cwd, tag, g.peer.listener(bytes ->
+      return StdioProcess.spawn(context, spec.command(), env, cwd, tag, ProcessTree.ownerOf(settings.dataDir()),
+          g.peer.listener(bytes ->
           log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES)));
     }).onSuccess(process -> {
       g.process = process;
@@ -167,14 +172,32 @@ final class PluginSupervisor {
     g.peer.close("the plugin exited");
     context.owner().cancelTimer(g.watchdog);
     log.warn("[{}] generation {} exited with code {}", tag, g.number, code);
-    // Exactly once per generation: its chats leave every pending request's set.
-    bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("plugin", spec.id()).put("generation", g.number));
+    // Nobody waits on this generation's acknowledgements any more: what it did not acknowledge stays
+    // in the outbox and goes to the next process (a route waiting to answer its prompt moves on).
+    List<Promise<Void>> waiting = List.copyOf(g.ackWaiters.values());
+    g.ackWaiters.clear();
+    waiting.forEach(Promise::tryComplete);
+    // The cards it showed died with it: the next process gets those still pending again.
+    bus.<JsonObject>request(Addresses.STORE_OUTBOX_REOPEN, new JsonObject().put("pluginId", spec.id()))
+        .onSuccess(m -> log.info("[{}] {} cards of pending requests are due again", tag, m.body().getInteger("reopened")))
+        .onFailure(err -> log.error("[{}] could not reopen its cards: {}", tag, err.getMessage()));
     if (gen != g) {
       return;
     }
     gen = null;
     if (state == State.STOPPED) {
       return;
+    }
+    // A restart is not the chats leaving: their cards stay answerable for a grace period.
+    if (surfaceGrace < 0) {
+      surfaceGrace = context.owner().setTimer(timings.surfaceGraceMs(), t -> {
+        surfaceGrace = -1;
+        if (gen == null || !gen.ready) {
+          log.warn("[{}] not back within {} s: its chats leave the pending permission requests", tag,
+              timings.surfaceGraceMs() / 1000);
+          bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("plugin", spec.id()));
+        }
+      });
     }
     failed();
   }
@@ -188,6 +211,8 @@ final class PluginSupervisor {
     }
     if (failures.size() >= timings.breakerFailures()) {
       state = State.GIVEN_UP;
+      context.owner().cancelTimer(surfaceGrace);
+      surfaceGrace = -1;
       log.error("[{}] given up: it failed {} times within {} s; fix it and restart the gateway", tag,
           failures.size(), timings.breakerWindowMs() / 1000);
       // What only this plugin could answer ends now (cards raised while it was down included).
@@ -218,6 +243,10 @@ final class PluginSupervisor {
     switch (method) {
       case "initialize" -> {
         g.ready = true;
+        if (gen == g && surfaceGrace >= 0) {
+          context.owner().cancelTimer(surfaceGrace); // back in time: its chats keep their cards
+          surfaceGrace = -1;
+        }
         context.runOnContext(v -> deliver());
         return Future.succeededFuture(dialect.initializeResult(spec, stateDir, version));
       }
@@ -469,6 +498,7 @@ final class PluginSupervisor {
           }
           JsonArray outputs = reply.result().body().getJsonArray("outputs");
           List<String> written = new java.util.ArrayList<>();
+          List<Future<Void>> writes = new java.util.ArrayList<>();
           for (Object o : outputs) {
             JsonObject out = (JsonObject) o;
             String id = out.getString("outputId");
@@ -477,44 +507,53 @@ final class PluginSupervisor {
                 redeliveries++;
               }
               written.add(id);
-              deliverOne(g, out);
+              writes.add(deliverOne(g, out));
             }
           }
           if (!dialect.acknowledges() && !written.isEmpty()) {
-            // This dialect has no acknowledgement: a request answered after them proves the plugin read them.
-            g.peer.request("_switchboard/sync", new JsonObject())
-                .onComplete(x -> acknowledged(g, new JsonArray(written)));
+            // This dialect has no acknowledgement: a request answered after them proves the plugin read
+            // them. Only an answer does: a failed write or a plugin that dies first leaves them waiting
+            // in the outbox for the next process.
+            Future.all(writes).compose(x -> g.peer.request("_switchboard/sync", new JsonObject()))
+                .onSuccess(x -> acknowledged(g, new JsonArray(written)))
+                .onFailure(err -> log.warn("[{}] {} outputs not confirmed ({}); they go to its next process", tag,
+                    written.size(), err.getMessage()));
           }
         });
   }
 
-  private void deliverOne(Generation g, JsonObject out) {
+  /** Writes one output; the future is the write's (a card's answer comes later, as a tap). */
+  private Future<Void> deliverOne(Generation g, JsonObject out) {
     String id = out.getString("outputId");
     Route r = routes.computeIfAbsent(out.getString("chatId"), c -> new Route(spec.id(), c));
     JsonObject body = out.getJsonObject("body");
     switch (out.getString("kind")) {
       case "card" -> {
         if (!dialect.acknowledges() && "group".equals(r.scope) && !spec.cardsInGroups()) {
-          send(g, dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
+          return send(g, dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
               + ". This plugin cannot tell who taps in a group, so answer it in a direct message or in the web chat."));
-          return;
         }
         Dialect.Out card = dialect.card(r, id, body);
         g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
             JsonRpcPeer.object(response)));
+        return Future.succeededFuture();
       }
-      case "card_end" -> send(g, dialect.cardEnd(r, id, body));
+      case "card_end" -> {
+        return send(g, dialect.cardEnd(r, id, body));
+      }
       case "final" -> {
         Integer streamedTo = body.getInteger("streamedTo");
         if (!dialect.acknowledges() && streamedTo != null && streamedTo == g.number) {
-          return; // this generation got the whole turn live; the sync barrier acknowledges it
+          return Future.succeededFuture(); // this generation got the whole turn live; the sync barrier acknowledges it
         }
         Dialect.Out text = dialect.text(r, id, "final", body.getString("text"));
         // A plugin that showed this turn live may skip the whole reply; one that missed it shows it.
         text.params().put("streamed", streamedTo != null && streamedTo == g.number);
-        send(g, text);
+        return send(g, text);
       }
-      default -> send(g, dialect.text(r, id, out.getString("kind"), body.getString("text")));
+      default -> {
+        return send(g, dialect.text(r, id, out.getString("kind"), body.getString("text")));
+      }
     }
   }
 
@@ -580,7 +619,7 @@ final class PluginSupervisor {
     }
   }
 
-  private void send(Generation g, Dialect.Out out) {
-    g.peer.notify(out.method(), out.params());
+  private Future<Void> send(Generation g, Dialect.Out out) {
+    return g.peer.notify(out.method(), out.params());
   }
 }

@@ -82,6 +82,16 @@ final class Outbox {
     return acked;
   }
 
+  /**
+   * A plugin process died: the cards it was given for requests still pending are due again, under
+   * the same output ids, so the next process shows them and a tap there can answer them.
+   */
+  static int reopenCards(Connection conn, String pluginId) throws SQLException {
+    return StoreRoom.update(conn, "UPDATE outbox SET state = 'pending', delivered_at = NULL WHERE plugin_id = ? "
+        + "AND kind = 'card' AND state = 'delivered' AND request_id IN "
+        + "(SELECT request_id FROM permission_request WHERE state = 'pending')", pluginId);
+  }
+
   /** Drops a plugin's finished outputs past the newest {@link #KEPT_PER_PLUGIN} or older than {@link #KEPT_MS}. */
   static void prune(Connection conn, String pluginId, long at) throws SQLException {
     StoreRoom.update(conn, "DELETE FROM outbox WHERE plugin_id = ? AND state <> 'pending' AND created_at < ?",

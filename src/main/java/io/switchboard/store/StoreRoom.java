@@ -89,6 +89,7 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
+      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_REOPEN, m -> enqueue(m, this::reopenCards));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_PENDING, this::pendingOutputs);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_STATS, this::outboxStats);
     });
@@ -395,6 +396,15 @@ public final class StoreRoom extends VerticleBase {
     long at = System.currentTimeMillis();
     return conn -> Outbox.insert(conn, pluginId, chatId, kind, requestId, body, at)
         .put(OUTBOX_TOUCHED, new JsonArray().add(pluginId));
+  }
+
+  private Write reopenCards(JsonObject b) {
+    String pluginId = required(b, "pluginId");
+    return conn -> {
+      int reopened = Outbox.reopenCards(conn, pluginId);
+      JsonObject reply = new JsonObject().put("reopened", reopened);
+      return reopened == 0 ? reply : reply.put(OUTBOX_TOUCHED, new JsonArray().add(pluginId));
+    };
   }
 
   private Write ack(JsonObject b) {

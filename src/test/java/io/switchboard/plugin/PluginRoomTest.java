@@ -120,12 +120,33 @@ class PluginRoomTest {
   }
 
   @Test
-  void aKilledPluginCancelsItsPendingCardExactlyOnceAndComesBack(Vertx vertx) throws Exception {
+  void aKilledPluginsCardSurvivesItsRestartAndTheTapOnTheNewProcessCounts(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "survive");
+    JsonObject card = plugin.awaitType("card", 1);
+    String requestId = requestIdOf(card);
+    ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
+    // A restart is not the chat leaving: the card is redelivered to the new process and stays answerable.
+    plugin.awaitType("started", 2);
+    JsonObject again = plugin.awaitType("card", 2);
+    assertEquals(requestId, requestIdOf(again));
+    assertEquals("pending", ledger(requestId).getString("state"));
+    plugin.tap(again.getString("key"), "allow-once", "42");
+    waitFor(() -> "selected".equals(ledger(requestId).getString("state")), "the tap on the new process to count");
+    assertEquals("fake:42", ledger(requestId).getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+  }
+
+  @Test
+  void aPluginNotBackWithinTheGraceLeavesItsCardsOnceAndLearnsHowTheyEnded(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    // Back off for 3 s, longer than the 500 ms grace: its chats leave the card, which ends surface-gone.
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), List.of(plugin.spec("fake", "acp", List.of())),
+        new PluginRoom.Timings(3_000, 3_000, 4, 30_000, 90_000, 500), AgentHarness.demo());
+    plugin.awaitType("initialized", 1);
     plugin.prompt("42", "42", "doomed");
     JsonObject card = plugin.awaitType("card", 1);
-    long pid = plugin.awaitType("started", 1).getLong("pid");
-    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
     String requestId = requestIdOf(card);
     waitFor(() -> "cancelled".equals(ledger(requestId).getString("state")), "the card to be cancelled");
     assertEquals("surface-gone", ledger(requestId).getJsonObject("outcome").getString("reason"));
@@ -135,6 +156,53 @@ class PluginRoomTest {
     plugin.awaitType("started", 2);
     JsonObject end = plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the end state");
     assertEquals("surface-gone", end.getJsonObject("params").getJsonObject("outcome").getString("reason"));
+  }
+
+  @Test
+  void vibearoundOutputsReadByAPluginThatDiesBeforeTheSyncAnswerGoToTheNextProcess(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.act(new JsonObject().put("dieOnSync", true));
+    Thread.sleep(100); // the action is read every 20 ms
+    plugin.prompt("42", "42", "/help");
+    plugin.awaitType("started", 2);
+    // The help text was read by the first process, which died before confirming it: the second gets it too.
+    waitFor(() -> textsAfterStart(plugin, 2, "_va/system_text").stream().anyMatch(t -> t.contains("Commands:")),
+        "the help text to reach the second process; the plugin saw " + plugin.summary());
+  }
+
+  @Test
+  void acpAChatWhosePluginDiedBeforeAcknowledgingTheFinalReplyTakesNewPrompts(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "first");
+    JsonObject card = plugin.awaitType("card", 1);
+    plugin.act(new JsonObject().put("stopAcking", true));
+    Thread.sleep(100);
+    plugin.tap(card.getString("key"), "allow-once", "42");
+    // The turn's final reply reaches the plugin, which dies before acknowledging it.
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && "final".equals(r.getJsonObject("params").getString("kind")), 1, "the final reply");
+    ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
+    plugin.awaitType("initialized", 2);
+    plugin.prompt("42", "42", "second");
+    plugin.tap(plugin.awaitType("card", 2).getString("key"), "allow-once", "42");
+    JsonObject result = plugin.await(r -> "prompt_result".equals(r.getString("type"))
+        && "second".equals(r.getString("prompt")), 1, "the second prompt to run and end");
+    assertEquals("end_turn", result.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+  }
+
+  /** The texts of notifications of {@code method} received after the plugin's n-th start. */
+  private static List<String> textsAfterStart(PluginControl plugin, int n, String method) {
+    List<JsonObject> all = plugin.received();
+    int starts = 0;
+    List<String> texts = new java.util.ArrayList<>();
+    for (JsonObject r : all) {
+      if ("started".equals(r.getString("type"))) {
+        starts++;
+      } else if (starts >= n && method.equals(r.getString("method"))) {
+        texts.add(r.getJsonObject("params").getString("text", ""));
+      }
+    }
+    return texts;
   }
 
   @Test

@@ -15,14 +15,17 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A scripted IM plugin, run as a child process: the ACP client side of either dialect
  * ({@code acp} or {@code vibearound}). A test drives it through files in a control folder: it
- * appends actions to {@code in.jsonl} (prompt, tap, cancel, exit, garbage, stop reading) and reads
+ * appends actions to {@code in.jsonl} (prompt, tap, cancel, exit, garbage, stop reading, stop
+ * acknowledging, die on the next sync request) and reads
  * everything the gateway sent in {@code out.jsonl}, one JSON object a line with a {@code type}.
  * In the acp dialect it acknowledges every durable output it receives, unless told not to.
  */
 public final class FakePlugin extends StdioPeer {
   private final String dialect;
   private final Path control;
-  private final boolean acknowledge;
+  private volatile boolean acknowledge;
+  /** Exit (code 7) on the next {@code _switchboard/sync} request instead of answering it. */
+  private volatile boolean dieOnSync;
   /** Cards waiting for a tap, by output id (acp) or request id (vibearound). */
   private final Map<String, CompletableFuture<JsonObject>> cards = new ConcurrentHashMap<>();
   private volatile boolean reading = true;
@@ -108,6 +111,10 @@ public final class FakePlugin extends StdioPeer {
           out.println("x".repeat(10 * 1024 * 1024));
           out.flush();
         }
+      } else if (a.containsKey("stopAcking")) {
+        acknowledge = false;
+      } else if (a.containsKey("dieOnSync")) {
+        dieOnSync = true;
       } else if (a.containsKey("stopReading")) {
         reading = false;
       } else if (a.containsKey("exit")) {
@@ -133,6 +140,9 @@ public final class FakePlugin extends StdioPeer {
       return tap.get();
     }
     record(new JsonObject().put("type", "request").put("method", method).put("params", params));
+    if (dieOnSync && method.equals("_switchboard/sync")) {
+      Runtime.getRuntime().halt(7); // read the outputs, died before confirming them
+    }
     return new JsonObject();
   }
 

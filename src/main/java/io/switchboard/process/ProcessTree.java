@@ -1,0 +1,138 @@
+package io.switchboard.process;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Finds and kills every process a child of the gateway left behind. A parent's descendants are
+ * lost the moment it dies (its children are re-parented), and children that call {@code setsid}
+ * leave its process group, so each process the gateway starts carries two environment variables
+ * that its children inherit: the gateway's owner mark (one per data directory) and a mark of its
+ * own tree. On Linux {@code /proc/<pid>/environ} tells which processes carry them, whatever their
+ * parent or session now; elsewhere only live descendants are found. Every method here blocks:
+ * call it on a worker thread.
+ */
+public final class ProcessTree {
+  /** The data directory's mark: a restarted gateway kills what a killed one left running. */
+  public static final String OWNER_VARIABLE = "SWITCHBOARD_OWNER";
+  /** One spawned process and everything it starts. */
+  public static final String TREE_VARIABLE = "SWITCHBOARD_TREE";
+  private static final Path PROC = Path.of("/proc");
+
+  private ProcessTree() {}
+
+  /** The owner mark of a data directory: stable across restarts, different per data directory. */
+  public static String ownerOf(Path dataDir) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(
+          dataDir.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 12);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A fresh tree mark. */
+  public static String newMark() {
+    return java.util.UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /** Puts the marks into a child's environment. */
+  public static void mark(Map<String, String> env, String owner, String tree) {
+    env.put(OWNER_VARIABLE, owner);
+    env.put(TREE_VARIABLE, tree);
+  }
+
+  /** The live processes (not this one) whose environment holds {@code variable=value}. */
+  public static List<ProcessHandle> carrying(String variable, String value) {
+    byte[] needle = (variable + "=" + value).getBytes(StandardCharsets.UTF_8);
+    long self = ProcessHandle.current().pid();
+    List<ProcessHandle> found = new ArrayList<>();
+    if (!Files.isDirectory(PROC)) {
+      return found;
+    }
+    ProcessHandle.allProcesses().filter(p -> p.pid() != self).forEach(p -> {
+      try {
+        byte[] environ = Files.readAllBytes(PROC.resolve(Long.toString(p.pid())).resolve("environ"));
+        if (holds(environ, needle) && p.isAlive()) {
+          found.add(p);
+        }
+      } catch (IOException | SecurityException ignored) {
+        // gone already, or another user's process: not ours
+      }
+    });
+    return found;
+  }
+
+  /** Whether a NUL-separated environment block holds the entry exactly. */
+  static boolean holds(byte[] environ, byte[] entry) {
+    int start = 0;
+    for (int i = 0; i <= environ.length; i++) {
+      if (i == environ.length || environ[i] == 0) {
+        if (i - start == entry.length && java.util.Arrays.equals(environ, start, i, entry, 0, entry.length)) {
+          return true;
+        }
+        start = i + 1;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Kills a tree: {@code root} (if alive), its live descendants, {@code known} (handles remembered
+   * earlier) and every process carrying the tree mark. SIGTERM first, SIGKILL for what is left
+   * after {@code graceMs}. Returns how many processes it signalled.
+   */
+  public static int kill(ProcessHandle root, List<ProcessHandle> known, String tree, long graceMs) {
+    Set<ProcessHandle> targets = new LinkedHashSet<>();
+    if (root != null) {
+      root.descendants().forEach(targets::add);
+      targets.add(root);
+    }
+    targets.addAll(known);
+    if (tree != null) {
+      targets.addAll(carrying(TREE_VARIABLE, tree));
+    }
+    targets.removeIf(p -> !p.isAlive() || p.pid() == ProcessHandle.current().pid());
+    if (targets.isEmpty()) {
+      return 0;
+    }
+    if (graceMs > 0) {
+      targets.forEach(ProcessHandle::destroy);
+      awaitExit(targets, graceMs);
+    }
+    targets.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+    awaitExit(targets, 2_000);
+    return targets.size();
+  }
+
+  /** Kills, at once, every process carrying the owner mark: the leftovers of a gateway that was killed. */
+  public static int killOwned(String owner) {
+    List<ProcessHandle> left = carrying(OWNER_VARIABLE, owner);
+    left.forEach(ProcessHandle::destroyForcibly);
+    awaitExit(left, 2_000);
+    return left.size();
+  }
+
+  private static void awaitExit(Iterable<ProcessHandle> handles, long ms) {
+    List<CompletableFuture<ProcessHandle>> exits = new ArrayList<>();
+    handles.forEach(h -> exits.add(h.onExit()));
+    try {
+      CompletableFuture.allOf(exits.toArray(CompletableFuture[]::new)).get(ms, TimeUnit.MILLISECONDS);
+    } catch (Exception ignored) {
+      // some still run: the caller escalates or gives up
+    }
+  }
+}

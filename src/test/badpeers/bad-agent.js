@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// A scripted ACP agent that misbehaves on purpose, outside the JVM (no SDK, plain Node): the
+// faults real agents produce only now and then, on demand. The mode is the first argument:
+//   ask-exit        asks permission and exits in the same breath (no answer awaited)
+//   foreign-session asks permission under a session id the gateway never opened, then waits
+//   fork-exit       starts children (one in a session of its own, as setsid does), asks, and dies
+//   stderr-exit     writes lines to stderr and exits 1 before answering initialize
+//   error-data      fails session/prompt with an explanation in error.data
+// Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
+'use strict';
+const { spawn } = require('child_process');
+const fs = require('fs');
+const readline = require('readline');
+
+const mode = process.argv[2] || 'ask-exit';
+let nextId = 1000;
+const send = (m) => process.stdout.write(JSON.stringify(Object.assign({ jsonrpc: '2.0' }, m)) + '\n');
+
+function ask(sessionId, toolCallId) {
+  send({ id: nextId++, method: 'session/request_permission', params: {
+    sessionId, toolCall: { toolCallId, title: 'Bad agent ' + mode, kind: 'execute' },
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' }] } });
+}
+
+function children() {
+  const out = process.env.BAD_AGENT_PIDS;
+  const attached = spawn('sleep', ['300'], { stdio: 'ignore' });
+  const detached = spawn('sleep', ['301'], { stdio: 'ignore', detached: true }); // setsid()
+  detached.unref();
+  if (out) fs.appendFileSync(out, attached.pid + '\n' + detached.pid + '\n');
+}
+
+if (mode === 'stderr-exit') {
+  process.stderr.write('starting bad agent\nerror: BAD_AGENT_KEY is not set\n');
+  process.exitCode = 1;
+  return;
+}
+
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch (e) { return; }
+  if (m.method === undefined) return; // a response to one of ours
+  switch (m.method) {
+    case 'initialize':
+      send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
+      break;
+    case 'session/new':
+      send({ id: m.id, result: { sessionId: 'bad-session' } });
+      break;
+    case 'session/prompt':
+      if (mode === 'ask-exit') {
+        ask(m.params.sessionId, 'ask-exit');
+        // Exit as soon as the request is flushed to the pipe: no time for the gateway to answer.
+        process.stdout.write('', () => process.exit(0));
+      } else if (mode === 'foreign-session') {
+        ask('someone-elses-session', 'foreign');
+      } else if (mode === 'fork-exit') {
+        children();
+        ask(m.params.sessionId, 'fork');
+        setTimeout(() => process.exit(9), 200);
+      } else if (mode === 'error-data') {
+        send({ id: m.id, error: { code: -32603, message: 'Internal error',
+          data: { details: 'BAD_AGENT_KEY is not set; export it and try again' } } });
+      }
+      break;
+    default:
+      if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
+  }
+});
+rl.on('close', () => process.exit(0));

@@ -1,0 +1,124 @@
+package io.switchboard.agent;
+
+import static io.switchboard.testkit.PermissionHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.store.LedgerReader;
+import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.PermissionHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Agents that misbehave at the process boundary, from a plain Node script (no JVM, no SDK): they
+ * ask and exit in the same breath, ask under a foreign session id, leave children behind, die at
+ * start, explain failures only in {@code error.data}.
+ */
+@ExtendWith(VertxExtension.class)
+class BadAgentTest {
+  static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+
+  @TempDir
+  Path dir;
+  AgentHarness gateway;
+
+  private String thread(Vertx vertx, String mode) {
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        AgentHarness.command("bad", List.of("node", SCRIPT.toString(), mode))).start();
+    return gateway.thread("bad", "web");
+  }
+
+  @AfterEach
+  void stop() {
+    if (gateway != null) {
+      gateway.close();
+    }
+  }
+
+  private JsonArray ledger() {
+    try {
+      return LedgerReader.requests(dir.resolve("switchboard.db"), false, 1_000);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aRequestAskedInTheSameBreathAsTheExitEndsAgentExitedEveryTime(Vertx vertx) {
+    String t = thread(vertx, "ask-exit");
+    int runs = 12;
+    for (int i = 1; i <= runs; i++) {
+      gateway.prompt(t, "ask and die " + i);
+      int n = i;
+      waitFor(() -> gateway.eventsOfKind(t, "agent_exited").size() >= n, "exit " + n);
+    }
+    // Whatever order the exit and the register took, no request is left waiting on a dead process.
+    waitFor(() -> ledger().size() == runs && ledger().stream().noneMatch(r -> "pending".equals(
+        ((JsonObject) r).getString("state"))), runs + " requests, all ended; ledger: " + ledger());
+    for (Object o : ledger()) {
+      JsonObject r = (JsonObject) o;
+      assertEquals("agent-exited", r.getJsonObject("outcome").getString("reason"), r.encode());
+      // An answer now is refused: nobody may "allow" a tool call whose process is gone.
+      ErrorCode code = PermissionHarness.errorOf(vertx.eventBus().request(Addresses.PERMISSION_ANSWER,
+          new JsonObject().put("requestId", r.getString("requestId")).put("optionId", "allow").put("surface", "web")));
+      assertEquals(ErrorCode.ALREADY_ANSWERED, code);
+    }
+    waitFor(() -> gateway.roomStatus().getInteger("permissionsAsked") == 0, "the question count to return to 0");
+  }
+
+  @Test
+  void aRequestUnderAForeignSessionIdEndsWithTheThreadsStop(Vertx vertx) {
+    String t = thread(vertx, "foreign-session");
+    gateway.prompt(t, "go");
+    JsonObject card = gateway.awaitCard(t, 1);
+    assertEquals("bad-session", card.getString("sessionId"), "the session is the gateway's, not the agent's claim");
+    gateway.cancel(t);
+    PermissionHarnessBridge.waitForEnd(gateway, card.getString("requestId"), "session-cancelled");
+  }
+
+  @Test
+  void childrenOfAnAgentThatDiesOnItsOwnAreKilled(Vertx vertx) throws Exception {
+    Path pids = dir.resolve("pids");
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "fork-exit"),
+            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
+    String t = gateway.thread("bad", "web");
+    gateway.prompt(t, "fork and die");
+    gateway.awaitEvent(t, e -> "agent_exited".equals(e.getString("kind")), "agent_exited");
+    List<Long> children = Files.readAllLines(pids).stream().filter(s -> !s.isBlank()).map(Long::parseLong).toList();
+    assertEquals(2, children.size(), "one child in the agent's session, one in a session of its own");
+    waitFor(() -> children.stream().noneMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+        "the dead agent's children (" + children + ") to be killed", 15_000);
+  }
+
+  @Test
+  void anAgentThatExitsAtStartIsReportedWithItsLastStderrLines(Vertx vertx) {
+    String t = thread(vertx, "stderr-exit");
+    gateway.prompt(t, "go");
+    assertEquals("error", gateway.awaitTurnEnd(t, 1));
+    String error = gateway.eventsOfKind(t, "system").get(0).getString("text");
+    assertTrue(error.contains("failed to start"), error);
+    assertTrue(error.contains("BAD_AGENT_KEY is not set"), error);
+  }
+
+  @Test
+  void anErrorsDataReachesTheThread(Vertx vertx) {
+    String t = thread(vertx, "error-data");
+    gateway.prompt(t, "go");
+    assertEquals("error", gateway.awaitTurnEnd(t, 1));
+    String error = gateway.eventsOfKind(t, "system").get(0).getString("text");
+    assertTrue(error.contains("BAD_AGENT_KEY is not set; export it and try again"), error);
+  }
+}
