@@ -6,6 +6,9 @@
 //   fork-exit       starts children (one in a session of its own, as setsid does), asks, and dies
 //   stderr-exit     writes lines to stderr and exits 1 before answering initialize
 //   error-data      fails session/prompt with an explanation in error.data
+//   stubborn        starts children, asks permission, and ignores the end of its stdin
+//   background      runs a terminal command that backgrounds children (one with setsid) and exits;
+//                   reports how long terminal/wait_for_exit took and the children's pids
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
 'use strict';
 const { spawn } = require('child_process');
@@ -37,11 +40,37 @@ if (mode === 'stderr-exit') {
   return;
 }
 
+const waiting = new Map();
+function request(method, params) {
+  const id = nextId++;
+  send({ id, method, params });
+  return new Promise((resolve) => waiting.set(id, resolve));
+}
+
+async function background(m) {
+  const sessionId = m.params.sessionId;
+  const pids = process.env.BAD_AGENT_PIDS || '/dev/null';
+  const script = `sleep 0.3; sleep 30 & echo $! >> ${pids}; setsid sleep 31 & echo $! >> ${pids}; echo started`;
+  const created = await request('terminal/create', { sessionId, command: 'sh', args: ['-c', script] });
+  const terminalId = created.result.terminalId;
+  const t0 = Date.now();
+  const exit = await request('terminal/wait_for_exit', { sessionId, terminalId });
+  const report = { waitedMs: Date.now() - t0, exit: exit.result };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
 const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', (line) => {
   let m;
   try { m = JSON.parse(line); } catch (e) { return; }
-  if (m.method === undefined) return; // a response to one of ours
+  if (m.method === undefined) { // a response to one of ours
+    const resolve = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (resolve) resolve(m);
+    return;
+  }
   switch (m.method) {
     case 'initialize':
       send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
@@ -60,6 +89,12 @@ rl.on('line', (line) => {
         children();
         ask(m.params.sessionId, 'fork');
         setTimeout(() => process.exit(9), 200);
+      } else if (mode === 'stubborn') {
+        if (process.env.BAD_AGENT_PIDS) fs.appendFileSync(process.env.BAD_AGENT_PIDS, process.pid + '\n');
+        children();
+        ask(m.params.sessionId, 'stubborn');
+      } else if (mode === 'background') {
+        background(m);
       } else if (mode === 'error-data') {
         send({ id: m.id, error: { code: -32603, message: 'Internal error',
           data: { details: 'BAD_AGENT_KEY is not set; export it and try again' } } });
@@ -69,4 +104,4 @@ rl.on('line', (line) => {
       if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
   }
 });
-rl.on('close', () => process.exit(0));
+rl.on('close', () => { if (mode !== 'stubborn') process.exit(0); });

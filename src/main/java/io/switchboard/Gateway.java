@@ -6,6 +6,7 @@ import io.switchboard.config.Settings;
 import io.switchboard.metrics.MetricsRoom;
 import io.switchboard.permission.PermissionRoom;
 import io.switchboard.plugin.PluginRoom;
+import io.switchboard.process.ProcessTree;
 import io.switchboard.store.StoreRoom;
 import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
@@ -60,7 +61,15 @@ public final class Gateway {
     // so it rarely has to refuse a question (docs/architecture.md).
     int maxPending = PermissionRoom.defaultMaxPending();
     int maxQuestions = maxPending - maxPending / 10;
-    return deploy(new StoreRoom(settings.databaseFile()))
+    // A gateway killed with SIGKILL could not stop what it started: its leftovers die before anything starts.
+    String owner = ProcessTree.ownerOf(settings.dataDir());
+    return vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false)
+        .onSuccess(n -> {
+          if (n > 0) {
+            log.warn("killed {} processes that an earlier gateway on this data directory left running", n);
+          }
+        })
+        .transform(x -> deploy(new StoreRoom(settings.databaseFile())))
         .compose(v -> deploy(new PermissionRoom(maxPending)))
         .compose(v -> deploy(new ThreadRoom(settings)))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, maxQuestions)))

@@ -50,6 +50,8 @@ public final class StoreRoom extends VerticleBase {
   private Pool readers;
   private final ArrayDeque<QueuedWrite> queue = new ArrayDeque<>();
   private boolean flushing;
+  /** The writer connection's synchronous level (used on the writer thread only). */
+  private volatile boolean synchronousFull = true;
   private Promise<Void> drained;
 
   /** One write: the statements it runs inside its batch's transaction, on the writer thread. */
@@ -57,7 +59,8 @@ public final class StoreRoom extends VerticleBase {
     JsonObject run(Connection conn) throws SQLException;
   }
 
-  private record QueuedWrite(Write write, Message<JsonObject> message) {}
+  /** {@code durable}: it must survive a power loss once committed (ledger, outbox, threads); transcripts need not. */
+  private record QueuedWrite(Write write, Message<JsonObject> message, boolean durable) {}
 
   /** What one write came to: a reply body, or the reason it failed. */
   private record Done(JsonObject reply, Throwable failure) {}
@@ -84,7 +87,7 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_LIST, this::list);
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_SAVE, m -> enqueue(m, this::saveThread));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
-      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript));
+      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript, false));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
@@ -118,7 +121,7 @@ public final class StoreRoom extends VerticleBase {
   private Integer openAndMigrate() throws SQLException, java.io.IOException {
     java.nio.file.Files.createDirectories(databaseFile.toAbsolutePath().getParent());
     writeConnection = DriverManager.getConnection("jdbc:sqlite:" + databaseFile
-        + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true");
+        + "?journal_mode=WAL&synchronous=FULL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true");
     writeConnection.setAutoCommit(false);
     int current;
     try (Statement st = writeConnection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
@@ -149,6 +152,10 @@ public final class StoreRoom extends VerticleBase {
   // ---- the group-commit writer ----
 
   private void enqueue(Message<JsonObject> message, Function<JsonObject, Write> parse) {
+    enqueue(message, parse, true);
+  }
+
+  private void enqueue(Message<JsonObject> message, Function<JsonObject, Write> parse, boolean durable) {
     Write write;
     try {
       write = parse.apply(message.body() == null ? new JsonObject() : message.body());
@@ -156,7 +163,7 @@ public final class StoreRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(message, "bad store write on " + message.address() + ": " + e.getMessage());
       return;
     }
-    queue.add(new QueuedWrite(write, message));
+    queue.add(new QueuedWrite(write, message, durable));
     flush();
   }
 
@@ -193,6 +200,7 @@ public final class StoreRoom extends VerticleBase {
   /** Runs on the writer thread: the whole batch in one transaction, or each write alone if that fails. */
   private List<Done> commit(List<QueuedWrite> batch) throws SQLException {
     List<Done> results = new ArrayList<>(batch.size());
+    syncFully(batch.stream().anyMatch(QueuedWrite::durable));
     try {
       for (QueuedWrite q : batch) {
         results.add(new Done(q.write().run(writeConnection), null));
@@ -204,6 +212,10 @@ public final class StoreRoom extends VerticleBase {
       if (batch.size() == 1) {
         return List.of(new Done(null, batchFailure));
       }
+    } catch (Error fatal) {
+      // Out of memory part-way: what ran must not stay open for the next batch to commit.
+      rollbackAfter(fatal);
+      throw fatal;
     }
     results.clear();
     for (QueuedWrite q : batch) {
@@ -214,9 +226,38 @@ public final class StoreRoom extends VerticleBase {
       } catch (SQLException | RuntimeException e) {
         writeConnection.rollback();
         results.add(new Done(null, e));
+      } catch (Error fatal) {
+        rollbackAfter(fatal);
+        throw fatal;
       }
     }
     return results;
+  }
+
+  /**
+   * A batch with a ledger, outbox or thread write commits at {@code synchronous=FULL} (the WAL is
+   * synced at its commit: an end the agent acted on survives a power loss); one of transcript rows
+   * only at NORMAL (a power loss may cost the last lines of a transcript, never a permission).
+   */
+  private void syncFully(boolean full) throws SQLException {
+    if (full != synchronousFull) {
+      // Only between transactions: the driver opens the next one at each commit, so step out of it.
+      writeConnection.setAutoCommit(true);
+      try (Statement st = writeConnection.createStatement()) {
+        st.execute("PRAGMA synchronous = " + (full ? "FULL" : "NORMAL"));
+      } finally {
+        writeConnection.setAutoCommit(false);
+      }
+      synchronousFull = full;
+    }
+  }
+
+  private void rollbackAfter(Error fatal) {
+    try {
+      writeConnection.rollback();
+    } catch (SQLException | RuntimeException e) {
+      fatal.addSuppressed(e);
+    }
   }
 
   private void settle(QueuedWrite q, Done done) {

@@ -104,6 +104,31 @@ class BadAgentTest {
   }
 
   @Test
+  void waitForExitAnswersWhenTheCommandExitsAndItsBackgroundedChildrenDieWithTheSession(Vertx vertx)
+      throws Exception {
+    Path pids = dir.resolve("pids");
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "background"),
+            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
+    String t = gateway.thread("bad", "web");
+    gateway.prompt(t, "go");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    String text = gateway.text(t);
+    JsonObject report = new JsonObject(text.substring(text.indexOf("REPORT:") + 7, text.indexOf('\n',
+        text.indexOf("REPORT:"))));
+    assertEquals(0, report.getJsonObject("exit").getInteger("exitCode"));
+    // The shell exits after 0.3 s; its children hold the output open for 30 s but did not hold up the
+    // answer: they are still running after the turn that waited for it ended.
+    List<Long> children = Files.readAllLines(pids).stream().filter(s -> !s.isBlank()).map(Long::parseLong).toList();
+    assertEquals(2, children.size());
+    assertTrue(children.stream().allMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+        "wait_for_exit answered before the backgrounded children ended, and they run while their session lives");
+    gateway.stop();
+    waitFor(() -> children.stream().noneMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+        "the terminal's backgrounded children (one in a session of its own) to be killed with the session", 15_000);
+  }
+
+  @Test
   void anAgentThatExitsAtStartIsReportedWithItsLastStderrLines(Vertx vertx) {
     String t = thread(vertx, "stderr-exit");
     gateway.prompt(t, "go");

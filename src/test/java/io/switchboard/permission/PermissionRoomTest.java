@@ -43,6 +43,47 @@ class PermissionRoomTest {
   }
 
   @Test
+  void aRequestTheLedgerCannotRecordIsNeverShownAndItsAgentHearsCancelled() {
+    // A store whose disk fails every append (a room of its own on a bus of its own).
+    Vertx other = Vertx.vertx();
+    try {
+      List<JsonObject> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
+      List<JsonObject> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+      other.eventBus().<JsonObject>consumer(Addresses.STORE_LEDGER_VOID_PENDING,
+          m -> m.reply(new JsonObject().put("voided", new io.vertx.core.json.JsonArray())));
+      other.eventBus().<JsonObject>consumer(Addresses.STORE_LEDGER_APPEND, m -> m.fail(500, "disk I/O error"));
+      other.eventBus().<JsonObject>consumer(Addresses.STORE_LEDGER_END, m -> {
+        ends.add(m.body());
+        m.fail(500, "disk I/O error");
+      });
+      other.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> shown.add(m.body()));
+      await(other.deployVerticle(new PermissionRoom(100)));
+      JsonObject outcome = await(other.eventBus().<JsonObject>request(Addresses.PERMISSION_REGISTER,
+          request("t1", "s1", "tc1", "web"), io.switchboard.bus.Bus.untilEnded())).body().getJsonObject("outcome");
+      assertEquals("cancelled", outcome.getString("outcome"));
+      assertEquals("not-recorded", outcome.getString("reason"));
+      assertTrue(shown.isEmpty(), "a request with no ledger row is never shown: " + shown);
+      assertTrue(ends.isEmpty(), "nothing to end in a ledger that has no row: " + ends);
+    } finally {
+      await(other.close());
+    }
+  }
+
+  @Test
+  void aRegistrationFromAnAgentGenerationThatAlreadyExitedEndsAgentExited() {
+    // The exit fact overtakes the register (the agent asked and died in the same breath).
+    rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", "t1").put("sessionId", "s1")
+        .put("generation", "g7"));
+    JsonObject outcome = await(rooms.register(request("t1", "s1", "tc1", "web").put("generation", "g7")))
+        .getJsonObject("outcome");
+    assertEquals("agent-exited", outcome.getString("reason"));
+    assertTrue(rooms.shown.isEmpty(), "never shown: " + rooms.shown);
+    // A registration of the next generation of the same thread is not touched by the old exit.
+    rooms.register(request("t1", "s1", "tc2", "web").put("generation", "g8"));
+    waitFor(() -> rooms.shown.size() == 1, "the next generation's card");
+  }
+
+  @Test
   void registerShowsACardWithAnUnguessableIdAndRecordsItPending() {
     rooms.register(request("t1", "s1", "tc1", "web"));
     rooms.register(request("t1", "s1", "tc2", "web"));

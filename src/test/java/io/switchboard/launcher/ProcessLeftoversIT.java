@@ -1,0 +1,88 @@
+package io.switchboard.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.PermissionHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * No process the gateway started outlives it for long: an agent that ignores the end of its stdin,
+ * with children (one in a session of its own), survives a gateway SIGKILL; the next gateway on the
+ * same data directory kills them all before it starts anything.
+ */
+class ProcessLeftoversIT {
+  static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+
+  @TempDir
+  Path dir;
+  Process gateway;
+  Vertx vertx = Vertx.vertx();
+
+  @AfterEach
+  void stop() {
+    if (gateway != null) {
+      gateway.destroyForcibly();
+    }
+    PermissionHarness.await(vertx.close());
+  }
+
+  @Test
+  void aRestartedGatewayKillsWhatAKilledOneLeftRunning() throws Exception {
+    Path pids = dir.resolve("pids");
+    JsonObject config = new JsonObject().put("http", new JsonObject().put("port", 0))
+        .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", "stubborn")
+        .put("agents", new JsonArray().add(new JsonObject().put("id", "stubborn")
+            .put("command", new JsonArray().add("node").add(SCRIPT.toString()).add("stubborn"))
+            .put("env", new JsonObject().put("BAD_AGENT_PIDS", pids.toString()))));
+    Path file = dir.resolve("switchboard.json");
+    Files.writeString(file, config.encode());
+    JarGateway first = JarGateway.start(dir, file);
+    gateway = first.process();
+    ChatClient web = ChatClient.open(vertx, first.port(), Files.readString(dir.resolve("data/token")).trim());
+    List<JsonObject> frames = new java.util.concurrent.CopyOnWriteArrayList<>();
+    web.ws.textMessageHandler(t -> frames.add(new JsonObject(t)));
+    web.ws.writeTextMessage(new JsonObject().put("type", "new_thread").put("clientRef", "t").encode());
+    PermissionHarness.waitFor(() -> frames.stream().anyMatch(f -> "thread".equals(f.getString("type"))), "a thread");
+    String thread = frames.stream().filter(f -> "thread".equals(f.getString("type"))).findFirst().orElseThrow()
+        .getString("threadId");
+    web.ws.writeTextMessage(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "go").encode());
+    PermissionHarness.waitFor(() -> Files.exists(pids) && lines(pids).size() == 3, "the agent and its two children");
+
+    gateway.destroyForcibly();
+    assertTrue(gateway.waitFor(20, TimeUnit.SECONDS));
+    List<Long> left = lines(pids);
+    Thread.sleep(500);
+    assertEquals(3, left.stream().filter(ProcessLeftoversIT::alive).count(),
+        "a SIGKILLed gateway leaves the stubborn agent and its children running");
+
+    gateway = JarGateway.start(dir, file).process();
+    PermissionHarness.waitFor(() -> left.stream().noneMatch(ProcessLeftoversIT::alive),
+        "the restarted gateway to kill " + left, 15_000);
+    assertTrue(Files.readString(dir.resolve("gateway.log")).contains("that an earlier gateway on this data directory"
+        + " left running"));
+  }
+
+  private static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  private static List<Long> lines(Path file) {
+    try {
+      return Files.readAllLines(file).stream().filter(s -> !s.isBlank()).map(Long::parseLong).toList();
+    } catch (java.io.IOException e) {
+      return List.of();
+    }
+  }
+}
