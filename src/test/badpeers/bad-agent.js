@@ -6,6 +6,8 @@
 //   fork-exit       starts children (one in a session of its own, as setsid does), asks, and dies
 //   stderr-exit     writes lines to stderr and exits 1 before answering initialize
 //   error-data      fails session/prompt with an explanation in error.data
+//   tool-cancel     announces a tool call, then waits; answers the prompt "cancelled" on session/cancel
+//   late-replay     offers session/load and answers it before it has replayed the history
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -41,6 +43,7 @@ if (mode === 'stderr-exit') {
 }
 
 const waiting = new Map();
+let pendingPrompt = null;
 function request(method, params) {
   const id = nextId++;
   send({ id, method, params });
@@ -73,10 +76,28 @@ rl.on('line', (line) => {
   }
   switch (m.method) {
     case 'initialize':
-      send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
+      send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: mode === 'late-replay' },
+        authMethods: [] } });
       break;
     case 'session/new':
       send({ id: m.id, result: { sessionId: 'bad-session' } });
+      break;
+    case 'session/load': {
+      send({ id: m.id, result: {} }); // answered first, as Gemini CLI does; the replay follows
+      const sessionId = m.params.sessionId;
+      let n = 0;
+      const timer = setInterval(() => {
+        send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+          content: { type: 'text', text: 'REPLAYED HISTORY ' + n + ' ' } } } });
+        if (++n === 3) clearInterval(timer);
+      }, 40);
+      break;
+    }
+    case 'session/cancel':
+      if (pendingPrompt !== null) {
+        send({ id: pendingPrompt, result: { stopReason: 'cancelled' } });
+        pendingPrompt = null;
+      }
       break;
     case 'session/prompt':
       if (mode === 'ask-exit') {
@@ -93,6 +114,14 @@ rl.on('line', (line) => {
         if (process.env.BAD_AGENT_PIDS) fs.appendFileSync(process.env.BAD_AGENT_PIDS, process.pid + '\n');
         children();
         ask(m.params.sessionId, 'stubborn');
+      } else if (mode === 'tool-cancel') {
+        send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
+          sessionUpdate: 'tool_call', toolCallId: 'slow-tool', title: 'Slow tool', kind: 'execute', status: 'pending' } } });
+        pendingPrompt = m.id;
+      } else if (mode === 'late-replay') {
+        send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
+          sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'answer to ' + m.params.prompt[0].text } } } });
+        send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'background') {
         background(m);
       } else if (mode === 'error-data') {
@@ -101,7 +130,7 @@ rl.on('line', (line) => {
       }
       break;
     default:
-      if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
+      if (m.id !== undefined && m.method !== 'session/cancel') send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
   }
 });
 rl.on('close', () => { if (mode !== 'stubborn') process.exit(0); });

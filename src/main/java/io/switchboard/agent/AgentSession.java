@@ -59,7 +59,14 @@ final class AgentSession {
   private static final class Turn {
     boolean cancelling;
     long graceTimer = -1;
+    /** Tool calls announced in this turn, in order: those unfinished when it ends are marked cancelled. */
+    final java.util.Set<String> toolCalls = new java.util.LinkedHashSet<>();
   }
+
+  /** After {@code session/load} answers, replayed updates may still come: hidden until this long a silence. */
+  static final long REPLAY_QUIET_MS = 150;
+  /** ... but no longer than this after the answer. */
+  static final long REPLAY_MAX_MS = 3_000;
 
   private final Context context;
   private final EventBus bus;
@@ -84,6 +91,10 @@ final class AgentSession {
   private JsonObject capabilities = new JsonObject();
   private JsonArray authMethods = new JsonArray();
   private boolean replaying;
+  /** While the tail of a replay is awaited: completes after {@link #REPLAY_QUIET_MS} without an update. */
+  private Promise<Void> replayTail;
+  private long replayQuietTimer = -1;
+  private long replayDeadline;
   private Turn turn;
   private boolean closed;
 
@@ -215,8 +226,12 @@ final class AgentSession {
       Object reason = JsonRpcPeer.object(result).getValue("stopReason");
       // After a cancel some agents answer end_turn: any result after a cancel ends the turn.
       String stopReason = reason instanceof String s ? s : "end_turn";
+      if (t.cancelling || !"end_turn".equals(stopReason)) {
+        cancelUnfinishedToolCalls(t);
+      }
       emit(new JsonObject().put("kind", "turn_ended").put("stopReason", stopReason));
     } else {
+      cancelUnfinishedToolCalls(t);
       emit(error(describe(failure)));
       emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "error"));
     }
@@ -381,7 +396,10 @@ final class AgentSession {
       if (Boolean.TRUE.equals(capabilities.getValue("loadSession"))) {
         replaying = true; // the agent replays the history, which the transcript already has
         return g.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
-            .onComplete(x -> replaying = false).<Void>mapEmpty()
+            .compose(x -> replayTail(), err -> {
+              replaying = false;
+              return Future.failedFuture(err);
+            })
             .recover(err -> freshSession(g, "The agent could not load the previous session (" + describe(err)
                 + "); a new one was started."));
       }
@@ -389,6 +407,27 @@ final class AgentSession {
           + "remember the conversation above.");
     }
     return freshSession(g, null);
+  }
+
+  /**
+   * Some agents (Gemini CLI) answer {@code session/load} before they finish replaying: the rest of
+   * the replay would be stored as events of the next turn. Wait for the updates to go quiet first.
+   */
+  private Future<Void> replayTail() {
+    replayTail = Promise.promise();
+    replayDeadline = System.nanoTime() + REPLAY_MAX_MS * 1_000_000;
+    replayQuiet();
+    return replayTail.future().onComplete(x -> {
+      replaying = false;
+      replayTail = null;
+    });
+  }
+
+  private void replayQuiet() {
+    context.owner().cancelTimer(replayQuietTimer);
+    long left = Math.max(1, (replayDeadline - System.nanoTime()) / 1_000_000);
+    Promise<Void> tail = replayTail;
+    replayQuietTimer = context.owner().setTimer(Math.min(REPLAY_QUIET_MS, left), t -> tail.tryComplete());
   }
 
   private Future<Void> freshSession(Generation g, String note) {
@@ -455,6 +494,9 @@ final class AgentSession {
     }
     if (closed) {
       return;
+    }
+    if (t != null) {
+      cancelUnfinishedToolCalls(t);
     }
     if (!byUs) {
       JsonObject event = new JsonObject().put("kind", "agent_exited").put("code", code);
@@ -535,6 +577,9 @@ final class AgentSession {
 
   private void update(Object params) {
     if (replaying) {
+      if (replayTail != null) {
+        replayQuiet(); // still replaying: wait for the silence again
+      }
       return;
     }
     JsonObject p = JsonRpcPeer.object(params);
@@ -546,8 +591,29 @@ final class AgentSession {
     if (("tool_call".equals(kind) || "tool_call_update".equals(kind))
         && update.getValue("toolCallId") instanceof String toolCallId) {
       toolCalls.computeIfAbsent(toolCallId, k -> new JsonObject()).mergeIn(update);
+      if (turn != null) {
+        turn.toolCalls.add(toolCallId);
+      }
     }
     emit(new JsonObject().put("kind", "acp").put("update", update));
+  }
+
+  /**
+   * The turn ended without finishing some of its tool calls (cancelled, failed, its agent gone): they
+   * will never finish, so they are marked cancelled rather than left "pending" for ever (as Zed does;
+   * ACP leaves it to the client).
+   */
+  private void cancelUnfinishedToolCalls(Turn t) {
+    for (String id : t.toolCalls) {
+      JsonObject known = toolCalls.get(id);
+      Object status = known == null ? null : known.getValue("status");
+      if (known != null && !"completed".equals(status) && !"failed".equals(status)) {
+        JsonObject update = new JsonObject().put("sessionUpdate", "tool_call_update").put("toolCallId", id)
+            .put("status", "cancelled");
+        known.put("status", "cancelled");
+        emit(new JsonObject().put("kind", "acp").put("update", update));
+      }
+    }
   }
 
   // ---- helpers ----

@@ -139,6 +139,33 @@ class BadAgentTest {
   }
 
   @Test
+  void aCancelledTurnMarksItsUnfinishedToolCallsCancelled(Vertx vertx) {
+    String t = thread(vertx, "tool-cancel");
+    gateway.prompt(t, "go");
+    gateway.awaitEvent(t, e -> "acp".equals(e.getString("kind"))
+        && "tool_call".equals(e.getJsonObject("update").getString("sessionUpdate")), "the tool call");
+    gateway.cancel(t);
+    assertEquals("cancelled", gateway.awaitTurnEnd(t, 1));
+    JsonObject last = gateway.eventsOfKind(t, "acp").stream().map(e -> e.getJsonObject("update"))
+        .filter(u -> "slow-tool".equals(u.getString("toolCallId"))).reduce((a, b) -> b).orElseThrow();
+    assertEquals("cancelled", last.getString("status"), "the tool call's last status");
+  }
+
+  @Test
+  void aReplayThatOutlastsTheLoadAnswerIsNotShownAsTheNextTurn(Vertx vertx) {
+    String t = thread(vertx, "late-replay");
+    gateway.prompt(t, "one");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    ProcessHandle.of(gateway.agentStatus(t).getLong("pid")).orElseThrow().destroyForcibly();
+    gateway.awaitEvent(t, e -> "agent_exited".equals(e.getString("kind")), "agent_exited");
+    gateway.prompt(t, "two");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 2));
+    String text = gateway.text(t);
+    assertTrue(text.contains("answer to two"), text);
+    assertTrue(!text.contains("REPLAYED"), "the replay's tail was stored as new events: " + text);
+  }
+
+  @Test
   void anErrorsDataReachesTheThread(Vertx vertx) {
     String t = thread(vertx, "error-data");
     gateway.prompt(t, "go");
