@@ -76,6 +76,7 @@ public final class Gateway {
         .compose(v -> deploy(new PluginRoom(settings, version, tuning.plugins())))
         .compose(v -> deploy(new MetricsRoom()))
         .compose(v -> deploy(web))
+        .compose(v -> vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()))
         .map(v -> this)
         .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));
   }

@@ -190,12 +190,12 @@ public final class Main {
     }
     out.flush();
 
-    CountDownLatch stopping = new CountDownLatch(1);
+    // Two signals (TERM then INT, or TERM twice) start one stop: the first to flip this runs it.
+    java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
     Runnable stop = () -> {
-      if (stopping.getCount() == 0) {
+      if (!stopping.compareAndSet(false, true)) {
         return;
       }
-      stopping.countDown();
       log.info("stopping");
       int code = OK;
       try {

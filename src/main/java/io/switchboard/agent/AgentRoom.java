@@ -66,14 +66,14 @@ public final class AgentRoom extends VerticleBase {
   public Future<?> start() {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.AGENT_PROMPT, this::prompt);
-    bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> {
-      AgentSession s = sessions.get(m.body().getString("threadId"));
+    bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> withThreadId(m, id -> {
+      AgentSession s = sessions.get(id);
       m.reply(new JsonObject().put("cancelled", s != null && s.cancel()));
-    });
-    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> {
-      AgentSession s = sessions.remove(m.body().getString("threadId"));
+    }));
+    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> withThreadId(m, id -> {
+      AgentSession s = sessions.remove(id);
       (s == null ? Future.succeededFuture() : s.close()).onComplete(x -> m.reply(new JsonObject()));
-    });
+    }));
     bus.<JsonObject>consumer(Addresses.AGENT_STATUS, m -> {
       JsonArray agents = new JsonArray();
       sessions.values().forEach(s -> agents.add(s.status()));
@@ -94,12 +94,22 @@ public final class AgentRoom extends VerticleBase {
     return Future.join(stopping);
   }
 
+  /** A command without a threadId is refused at once: its sender must not wait for a timeout. */
+  private static void withThreadId(Message<JsonObject> m, java.util.function.Consumer<String> action) {
+    if (!(m.body() != null && m.body().getValue("threadId") instanceof String id) || id.isEmpty()) {
+      ErrorCode.BAD_REQUEST.fail(m, m.address() + " needs a threadId (a non-empty string)");
+      return;
+    }
+    action.accept(id);
+  }
+
   private void prompt(Message<JsonObject> m) {
-    JsonObject b = m.body();
-    String threadId = b.getString("threadId");
-    AgentSpec spec = settings.agent(b.getString("agentId")).orElse(null);
-    if (threadId == null || spec == null || !(b.getValue("text") instanceof String text)) {
-      ErrorCode.BAD_REQUEST.fail(m, "a prompt needs threadId, a configured agentId and text");
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    String threadId = b.getValue("threadId") instanceof String s && !s.isEmpty() ? s : null;
+    AgentSpec spec = b.getValue("agentId") instanceof String agentId ? settings.agent(agentId).orElse(null) : null;
+    if (threadId == null || spec == null || !(b.getValue("text") instanceof String text)
+        || !(b.getValue("workspace") instanceof String)) {
+      ErrorCode.BAD_REQUEST.fail(m, "a prompt needs threadId, a configured agentId, workspace and text");
       return;
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),

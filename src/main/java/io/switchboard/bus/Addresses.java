@@ -17,6 +17,11 @@ public final class Addresses {
   public static final String PERMISSION_PENDING = "sb.permission.pending";
   /** Cancel the whole pending table (reason shutdown); replies once the ledger has it. */
   public static final String PERMISSION_SHUTDOWN = "sb.permission.shutdown";
+  /**
+   * Once every room is up: publish the end facts of the requests voided at start (a fact published
+   * before the surfaces and metrics exist reaches nobody).
+   */
+  public static final String PERMISSION_ANNOUNCE_VOIDED = "sb.permission.announce-voided";
   /** Counts and the age of the oldest pending request; also a liveness probe. */
   public static final String PERMISSION_STATUS = "sb.permission.status";
 

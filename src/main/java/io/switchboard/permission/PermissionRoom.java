@@ -81,6 +81,8 @@ public final class PermissionRoom extends VerticleBase {
   /** Ends whose ledger write is still under way; shutdown waits for them. */
   private final Set<Future<JsonObject>> ending = new HashSet<>();
   private final SecureRandom random = new SecureRandom();
+  /** End facts of the requests voided at start, published once the other rooms are up. */
+  private final List<JsonObject> voidedFacts = new ArrayList<>();
   private EventBus bus;
   private boolean closing;
 
@@ -118,6 +120,12 @@ public final class PermissionRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.PERMISSION_PENDING, this::listPending);
       bus.<JsonObject>consumer(Addresses.PERMISSION_SHUTDOWN, this::shutdown);
       bus.<JsonObject>consumer(Addresses.PERMISSION_STATUS, this::status);
+      bus.<JsonObject>consumer(Addresses.PERMISSION_ANNOUNCE_VOIDED, m -> {
+        List<JsonObject> facts = new ArrayList<>(voidedFacts);
+        voidedFacts.clear();
+        facts.forEach(f -> bus.publish(Addresses.PERMISSION_CANCELLED, f));
+        m.reply(new JsonObject().put("announced", facts.size()));
+      });
       bus.<JsonObject>consumer(Addresses.SURFACE_CLOSED, m -> surfaceClosed(m.body()));
       bus.<JsonObject>consumer(Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
       bus.<JsonObject>consumer(Addresses.AGENT_EXITED, m -> agentExited(m.body()));
@@ -148,7 +156,7 @@ public final class PermissionRoom extends VerticleBase {
         JsonObject row = (JsonObject) o;
         log.info("permission request {} of thread {} voided by restart", row.getString("requestId"),
             row.getString("threadId"));
-        bus.publish(Addresses.PERMISSION_CANCELLED, endedFact(row.getString("requestId"), row.getString("threadId"),
+        voidedFacts.add(endedFact(row.getString("requestId"), row.getString("threadId"),
             row.getString("sessionId"), row.getJsonObject("toolCall").getString("toolCallId"),
             row.getJsonObject("outcome"), row.getLong("endedAt"), row.getJsonArray("eligible")));
         recentlyEnded.put(row.getString("requestId"), row.getJsonObject("outcome"));

@@ -298,7 +298,8 @@ final class PluginSupervisor {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "the prompt has no text"));
     }
     if (r.lane.size() >= Route.LANE_CAPACITY) {
-      return Future.failedFuture(new JsonRpcError(JsonRpcError.AUTH_REQUIRED, "route is busy: "
+      // Not -32000: ACP reserves that for "authentication required", and a plugin would ask its user to log in.
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "route is busy: "
           + Route.LANE_CAPACITY + " messages of this chat are already waiting; wait, or send /stop"));
     }
     Promise<Object> done = Promise.promise();
@@ -312,7 +313,9 @@ final class PluginSupervisor {
     switch (command) {
       case "/new" -> {
         if (r.threadId != null) {
-          bus.request(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()));
+          bus.request(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
+              .onFailure(err -> log.error("[{}] chat {} could not leave thread {}: {}", tag, r.chatId, r.threadId,
+                  err.getMessage()));
         }
         r.threadId = null;
         reply = "OK: your next message starts a new conversation.";
@@ -371,7 +374,7 @@ final class PluginSupervisor {
         })
         .onFailure(err -> {
           r.current = null;
-          w.done().tryFail(new JsonRpcError(JsonRpcError.AUTH_REQUIRED, err.getMessage()));
+          w.done().tryFail(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, err.getMessage()));
           pump(r);
         });
   }
@@ -469,7 +472,9 @@ final class PluginSupervisor {
 
   private void enqueueText(Route r, String kind, String text) {
     bus.request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
-        .put("kind", kind).put("body", new JsonObject().put("text", text)));
+            .put("kind", kind).put("body", new JsonObject().put("text", text)))
+        .onFailure(err -> log.error("[{}] a {} text for chat {} could not be written to the outbox: {}", tag, kind,
+            r.chatId, err.getMessage()));
   }
 
   // ---- delivering the outbox ----

@@ -173,11 +173,13 @@ public final class ThreadRoom extends VerticleBase {
     }
     if (b.getValue("surface") instanceof String surface && t.routes.add(surface)) {
       bus.request(Addresses.STORE_THREAD_ROUTE, new JsonObject().put("threadId", t.id).put("surface", surface)
-          .put("attached", true));
+          .put("attached", true))
+          .onFailure(err -> log.error("thread {}: the route of {} could not be saved", t.id, surface, err));
     }
     if (t.title == null) {
       t.title = shorten(text);
-      bus.request(Addresses.STORE_THREAD_SAVE, t.row());
+      bus.request(Addresses.STORE_THREAD_SAVE, t.row())
+          .onFailure(err -> log.error("thread {}: its title could not be saved", t.id, err));
     }
     JsonObject event = new JsonObject().put("kind", "user_message").put("text", text);
     if (b.getValue("user") instanceof String user) {
@@ -189,7 +191,13 @@ public final class ThreadRoom extends VerticleBase {
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
             .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("text", text))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
-        .onFailure(err -> relayFailure(m, err));
+        .onFailure(err -> {
+          // The message is in the transcript already (every surface saw it): say, right after it, that
+          // it never reached the agent, so history does not show it as asked.
+          append(t, new JsonObject().put("kind", "system").put("level", "error").put("refusedSeq", seq)
+              .put("text", "That message was not sent to the agent: " + err.getMessage()));
+          relayFailure(m, err);
+        });
   }
 
   private void history(Message<JsonObject> m, ThreadState t) {

@@ -2,6 +2,7 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.DecodeException;
@@ -158,17 +159,9 @@ final class ChatSocket {
           }
           held.put(threadId, new ArrayList<>());
           room.attach(threadId, this);
-          long from = Math.max(afterSeq, thread.body().getLong("lastSeq") - REPLAY_LIMIT);
-          bus.<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
-                  .put("afterSeq", from).put("limit", REPLAY_LIMIT))
-              .compose(history -> {
-                lastSeq.put(threadId, afterSeq);
-                for (Object o : history.body().getJsonArray("events")) {
-                  JsonObject e = (JsonObject) o;
-                  sendEvent(threadId, e.getLong("seq"), e.getLong("at"), e.getJsonObject("event"));
-                }
-                return bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId));
-              })
+          lastSeq.put(threadId, afterSeq);
+          replay(threadId, afterSeq, thread.body().getLong("lastSeq"))
+              .compose(v -> bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
               .compose(pending -> {
                 pending.body().getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
                 return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
@@ -185,6 +178,28 @@ final class ChatSocket {
                   fail(done.cause(), null, null);
                 }
               });
+        });
+  }
+
+  /**
+   * Sends the history after {@code afterSeq} up to {@code untilSeq}, a page of {@link #REPLAY_LIMIT}
+   * at a time: a client far behind gets every event the transcript still has, not only the last page.
+   */
+  private Future<Void> replay(String threadId, long afterSeq, long untilSeq) {
+    if (afterSeq >= untilSeq || closed) {
+      return Future.succeededFuture();
+    }
+    return vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
+            .put("afterSeq", afterSeq).put("limit", REPLAY_LIMIT))
+        .compose(history -> {
+          long last = afterSeq;
+          for (Object o : history.body().getJsonArray("events")) {
+            JsonObject e = (JsonObject) o;
+            last = e.getLong("seq");
+            sendEvent(threadId, last, e.getLong("at"), e.getJsonObject("event"));
+          }
+          // An empty page: the rest was pruned (the transcript keeps a bounded tail) or is not written yet.
+          return last == afterSeq ? Future.succeededFuture() : replay(threadId, last, untilSeq);
         });
   }
 

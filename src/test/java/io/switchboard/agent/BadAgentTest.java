@@ -166,6 +166,34 @@ class BadAgentTest {
   }
 
   @Test
+  void aPromptTheAgentRoomRefusesIsMarkedNotSentInTheTranscript(Vertx vertx) {
+    String t = thread(vertx, "foreign-session"); // its turn waits on a card nobody answers
+    gateway.prompt(t, "first");
+    gateway.awaitCard(t, 1);
+    for (int i = 0; i < AgentSession.MAX_QUEUED; i++) {
+      gateway.prompt(t, "queued " + i);
+    }
+    ErrorCode refused = PermissionHarness.errorOf(vertx.eventBus().request(Addresses.THREAD_PROMPT,
+        new JsonObject().put("threadId", t).put("text", "one too many").put("surface", "web")));
+    assertEquals(ErrorCode.BUSY, refused);
+    JsonObject note = gateway.awaitEvent(t, e -> e.containsKey("refusedSeq"), "the refusal note");
+    assertTrue(note.getString("text").startsWith("That message was not sent to the agent"), note.encode());
+    JsonArray history = gateway.history(t, 0);
+    JsonObject refusedMessage = history.stream().map(o -> (JsonObject) o)
+        .filter(e -> e.getLong("seq").equals(note.getLong("refusedSeq"))).findFirst().orElseThrow();
+    assertEquals("one too many", refusedMessage.getJsonObject("event").getString("text"));
+  }
+
+  @Test
+  void agentRoomCommandsWithoutAThreadIdAreRefusedAtOnce(Vertx vertx) {
+    thread(vertx, "foreign-session");
+    for (String address : List.of(Addresses.AGENT_CANCEL, Addresses.AGENT_STOP, Addresses.AGENT_PROMPT)) {
+      assertEquals(ErrorCode.BAD_REQUEST, PermissionHarness.errorOf(vertx.eventBus().request(address,
+          new JsonObject().put("threadId", 42))), address);
+    }
+  }
+
+  @Test
   void anErrorsDataReachesTheThread(Vertx vertx) {
     String t = thread(vertx, "error-data");
     gateway.prompt(t, "go");

@@ -120,6 +120,30 @@ class MetricsTest {
   }
 
   @Test
+  void requestsVoidedAtStartAreCountedOnceTheMetricsRoomIsUp() throws Exception {
+    // A gateway that died with a request pending (its rooms on a bus of their own, then dropped).
+    Path data = dir.resolve("crashed");
+    Vertx before = Vertx.vertx();
+    io.switchboard.testkit.PermissionHarness crashed =
+        new io.switchboard.testkit.PermissionHarness(before, data.resolve("switchboard.db")).start();
+    crashed.register(io.switchboard.testkit.PermissionHarness.request("t1", "s1", "tc1", "web"));
+    waitFor(() -> crashed.shown.size() == 1, "the pending card");
+    crashed.crashPermissionRoom();
+    crashed.close();
+    await(before.close());
+    // The next gateway voids it at start, before the metrics room exists; the count must still see it.
+    Vertx after = Vertx.vertx();
+    try (GatewayHarness next = new GatewayHarness(after, data, List.of(), AgentHarness.demo())) {
+      HttpResponse<String> text = http.send(HttpRequest.newBuilder(URI.create(next.url("/metrics")))
+          .header("Authorization", "Bearer " + next.token).build(), HttpResponse.BodyHandlers.ofString());
+      assertTrue(text.body().contains("switchboard_permission_outcomes_total{detail=\"voided-by-restart\","
+          + "outcome=\"cancelled\"} 1.0"), text.body());
+    } finally {
+      await(after.close());
+    }
+  }
+
+  @Test
   void readyzGoesDegradedWhileTheOutboxIsStuckAndBack() throws Exception {
     assertEquals(200, get("/readyz", false).statusCode());
     plugin.prompt("42", "42", "/help");

@@ -308,7 +308,8 @@ class PluginRoomTest {
     }
     JsonObject refused = plugin.await(r -> "prompt_result".equals(r.getString("type"))
         && r.getJsonObject("response").containsKey("error"), 1, "the refusal");
-    assertEquals(-32000, refused.getJsonObject("response").getJsonObject("error").getInteger("code"));
+    // Not -32000: ACP reserves that for "authentication required".
+    assertEquals(-32603, refused.getJsonObject("response").getJsonObject("error").getInteger("code"));
     assertTrue(refused.getJsonObject("response").getJsonObject("error").getString("message").contains("busy"));
   }
 

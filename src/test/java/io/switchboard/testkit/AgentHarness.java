@@ -62,6 +62,7 @@ public final class AgentHarness implements AutoCloseable {
     deployments.push(await(vertx.deployVerticle(new PermissionRoom())));
     deployments.push(await(vertx.deployVerticle(new ThreadRoom(settings))));
     deployments.push(await(vertx.deployVerticle(new AgentRoom(settings, timings, maxQuestions))));
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
     return this;
   }
 

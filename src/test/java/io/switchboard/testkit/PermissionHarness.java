@@ -66,6 +66,7 @@ public final class PermissionHarness implements AutoCloseable {
   /** Starts the permission room holding at most {@code maxPending} requests. */
   public void startPermissionRoom(int maxPending) {
     permissionDeployment = await(vertx.deployVerticle(new PermissionRoom(maxPending)));
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
   }
 
   /** Drops the permission room without its graceful shutdown, as a crash would. */

@@ -1,6 +1,7 @@
 package io.switchboard.web;
 
 import static io.switchboard.testkit.PermissionHarness.await;
+import static io.switchboard.testkit.PermissionHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -330,4 +331,25 @@ class ChatProtocolTest {
     fine.next("pong");
   }
 
+
+  @Test
+  void aClientFarBehindGetsEveryEventTheTranscriptHasNotOnlyTheLastPage() {
+    ChatClient c = client();
+    String t = newThread(c);
+    int events = ChatSocket.REPLAY_LIMIT * 2 + 500;
+    for (int i = 1; i <= events; i++) {
+      vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_RECORD, new JsonObject().put("threadId", t)
+          .put("event", new JsonObject().put("kind", "system").put("text", "event " + i)));
+    }
+    waitFor(() -> await(vertx.eventBus().<JsonObject>request(io.switchboard.bus.Addresses.THREAD_GET,
+        new JsonObject().put("threadId", t))).body().getLong("lastSeq") == events, events + " events recorded");
+    ChatClient late = client();
+    late.send(new JsonObject().put("type", "attach").put("threadId", t).put("afterSeq", 0));
+    late.next("turn"); // sent after the replay
+    List<Long> seqs = late.seen.stream().filter(f -> "event".equals(f.getString("type")))
+        .map(f -> f.getLong("seq")).toList();
+    assertEquals(events, seqs.size(), "every event from 1 to " + events);
+    assertEquals(1L, seqs.get(0));
+    assertEquals((long) events, seqs.get(seqs.size() - 1));
+  }
 }
