@@ -1,7 +1,10 @@
 package io.switchboard.faults;
 
+import io.switchboard.process.ProcessTree;
 import io.switchboard.store.LedgerReader;
+import io.switchboard.testkit.AgentHarness;
 import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.FakePlugin;
 import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
 import io.switchboard.testkit.PluginControl;
@@ -20,19 +23,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Fault injection against the real jar: a browser socket and a scripted IM plugin drive the demo
- * agent while, at seeded random points, the agent, the plugin or the gateway itself is SIGKILLed
- * (the gateway is then started again), sockets are cut and readers stall. After each run the
- * ledger and what every surface received are checked (docs/reliability.md). Seeds are printed;
- * {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many (default 4 in CI).
+ * Fault injection against the real jar. A browser socket drives four threads: one with the demo
+ * agent and three with agents that misbehave on purpose (a Node script, no JVM: one asks and exits
+ * in the same breath, one asks under a session id the gateway never opened, one forks children,
+ * one of them in a session of its own, and dies). Two scripted IM plugins drive the demo agent: one
+ * in the acp dialect, one in the vibearound dialect. At seeded random points the agents, the
+ * plugins or the gateway itself are SIGKILLed (the gateway is then started again), the acp plugin
+ * dies before acknowledging, the vibearound plugin dies after reading outputs but before answering
+ * the sync request that confirms them, sockets are cut and readers stall. After each run the
+ * ledger, what every surface received and the processes left are checked (docs/reliability.md).
+ * Seeds are printed; {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many
+ * (default 4 in CI).
  */
 class FaultSuiteIT {
+  static final Path BAD_AGENT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+  static final List<String> BAD_MODES = List.of("ask-exit", "foreign-session", "fork-exit");
+  /** Plugin deaths we cause per gateway process and plugin: more would trip its circuit breaker. */
+  static final int DEATHS_PER_PLUGIN = 2;
 
   Vertx vertx;
   Path dir;
@@ -40,9 +54,13 @@ class FaultSuiteIT {
   int port;
   String token;
   ChatClient web;
-  PluginControl plugin;
+  PluginControl im;
+  PluginControl va;
+  final Map<String, String> threads = new HashMap<>();
   final List<JsonObject> webFrames = new ArrayList<>();
   final List<String> log = new ArrayList<>();
+  final Map<String, Integer> deaths = new HashMap<>();
+  final Map<String, Integer> faultCounts = new TreeMap<>();
 
   @BeforeEach
   void setUp() {
@@ -72,6 +90,12 @@ class FaultSuiteIT {
             + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
       }
     }
+    System.out.println("faults injected in " + (fixed != null ? 1 : runs) + " runs: " + faultCounts);
+  }
+
+  private void fault(String name) {
+    log.add(name);
+    faultCounts.merge(name, 1, Integer::sum);
   }
 
   private void run(long seed) throws Exception {
@@ -79,59 +103,93 @@ class FaultSuiteIT {
     dir = Files.createTempDirectory("sb-fault-" + seed);
     webFrames.clear();
     log.clear();
-    plugin = new PluginControl(dir.resolve("plugin"));
-    JsonObject config = plugin.gatewayConfig(dir.resolve("data"));
-    Files.writeString(dir.resolve("switchboard.json"), config.encode());
+    threads.clear();
+    deaths.clear();
+    im = new PluginControl(dir.resolve("im"));
+    va = new PluginControl(dir.resolve("va"));
+    Files.writeString(dir.resolve("switchboard.json"), config().encode());
 
     start();
-    String thread = connectWeb(null);
-    int pluginStarts = 1;
-    plugin.awaitType("initialized", pluginStarts);
+    im.awaitType("initialized", 1);
+    va.awaitType("initialized", 1);
+    connectWeb();
     int steps = 8 + random.nextInt(10);
     for (int step = 0; step < steps; step++) {
       int action = random.nextInt(100);
-      if (action < 25) {
+      if (action < 16) {
         log.add("web prompt");
-        web.ws.writeTextMessage(new JsonObject().put("type", "prompt").put("threadId", thread)
-            .put("text", "web " + step).encode());
-      } else if (action < 45) {
-        log.add("plugin prompt");
-        plugin.prompt("42", "42", "plugin " + step);
-      } else if (action < 57) {
+        webPrompt("demo", "web " + step);
+      } else if (action < 24) {
+        String mode = BAD_MODES.get(random.nextInt(BAD_MODES.size()));
+        fault("bad agent " + mode);
+        webPrompt(mode, "bad " + step);
+      } else if (action < 36) {
+        log.add("im prompt");
+        im.prompt("42", "42", "im " + step);
+      } else if (action < 44) {
+        log.add("va prompt");
+        va.prompt("7", "7", "va " + step);
+      } else if (action < 54) {
         answerWeb(random);
-      } else if (action < 67) {
-        answerPlugin(random);
-      } else if (action < 72) {
+      } else if (action < 62) {
+        tap(im, random, "42");
+      } else if (action < 68) {
+        tap(va, random, null);
+      } else if (action < 71) {
         log.add("web cancel");
-        web.ws.writeTextMessage(new JsonObject().put("type", "cancel").put("threadId", thread).encode());
-      } else if (action < 80) {
+        web.ws.writeTextMessage(new JsonObject().put("type", "cancel").put("threadId", threads.get("demo")).encode());
+      } else if (action < 77) {
         killAgent(random);
+      } else if (action < 80) {
+        if (mayKill("im")) {
+          fault("kill -9 im plugin");
+          restart(im, () -> { });
+        }
+      } else if (action < 83) {
+        if (mayKill("im")) {
+          fault("im plugin dies before acknowledging");
+          restart(im, () -> {
+            im.act(new JsonObject().put("acking", false));
+            sleep(100 + random.nextInt(1_500));
+          });
+        }
       } else if (action < 86) {
-        log.add("kill -9 plugin");
-        List<JsonObject> starts = plugin.received(r -> "started".equals(r.getString("type")));
-        ProcessHandle.of(starts.get(starts.size() - 1).getLong("pid")).ifPresent(ProcessHandle::destroyForcibly);
-        pluginStarts++;
-        plugin.awaitType("initialized", pluginStarts);
-      } else if (action < 91) {
-        log.add("kill -9 gateway, restart");
+        if (mayKill("va")) {
+          fault("va plugin dies before answering the sync");
+          // The help text is an output: the sync that would confirm it kills the process instead.
+          restart(va, () -> {
+            va.act(new JsonObject().put("dieOnSync", true));
+            sleep(100);
+            va.prompt("7", "7", "/help");
+          });
+        }
+      } else if (action < 90) {
+        fault("kill -9 gateway, restart");
         gateway.destroyForcibly();
         gateway.waitFor(20, TimeUnit.SECONDS);
+        int imUp = initialized(im);
+        int vaUp = initialized(va);
         start();
-        pluginStarts++;
-        plugin.awaitType("initialized", pluginStarts);
-        connectWeb(thread);
-      } else if (action < 96) {
-        log.add("cut the socket");
+        deaths.clear();
+        im.awaitType("initialized", imUp + 1);
+        va.awaitType("initialized", vaUp + 1);
         web.close();
-        connectWeb(thread);
+        connectWeb();
+      } else if (action < 95) {
+        fault("cut the socket");
+        web.close();
+        connectWeb();
       } else {
-        log.add("stall the reader");
+        fault("stall the reader");
         web.ws.pause();
         Thread.sleep(400);
         web.ws.resume();
       }
       Thread.sleep(50 + random.nextInt(250));
     }
+    // Every chat still answers prompts after whatever its plugin went through.
+    finalPrompt(im, "42", "42");
+    finalPrompt(va, "7", null);
     // Let what is running settle, then stop gracefully: the pending table is cancelled and recorded.
     Thread.sleep(1_000);
     gateway.destroy();
@@ -144,6 +202,26 @@ class FaultSuiteIT {
         false, 10_000).size() + " permission requests");
   }
 
+  /** The jar's config: the demo agent, the three bad agents, and the two fake plugins. */
+  private JsonObject config() {
+    JsonArray agents = new JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
+        .put("env", new JsonObject().put("DEMO_AGENT_DELAY_MS", "3")));
+    for (String mode : BAD_MODES) {
+      agents.add(new JsonObject().put("id", mode).put("command", new JsonArray().add("node")
+          .add(BAD_AGENT.toString()).add(mode)));
+    }
+    JsonArray plugins = new JsonArray()
+        .add(plugin("im", "acp", im))
+        .add(plugin("va", "vibearound", va));
+    return new JsonObject().put("http", new JsonObject().put("port", 0))
+        .put("dataDir", dir.resolve("data").toString()).put("agents", agents).put("plugins", plugins);
+  }
+
+  private static JsonObject plugin(String id, String dialect, PluginControl control) {
+    return new JsonObject().put("id", id).put("dialect", dialect).put("agent", "demo")
+        .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, dialect, control.dir.toString())));
+  }
+
   private void start() throws Exception {
     JarGateway started = JarGateway.start(dir, dir.resolve("switchboard.json"));
     gateway = started.process();
@@ -151,23 +229,67 @@ class FaultSuiteIT {
     token = Files.readString(dir.resolve("data").resolve("token")).trim();
   }
 
-  /** Connects a browser socket, makes the web thread (or resumes it after the last event seen). */
-  private String connectWeb(String thread) {
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private boolean mayKill(String plugin) {
+    if (deaths.getOrDefault(plugin, 0) >= DEATHS_PER_PLUGIN) {
+      log.add("(no more deaths for " + plugin + " in this gateway process)");
+      return false;
+    }
+    deaths.merge(plugin, 1, Integer::sum);
+    return true;
+  }
+
+  private static int initialized(PluginControl plugin) {
+    return plugin.received(r -> "initialized".equals(r.getString("type"))).size();
+  }
+
+  /** Arms a death (or none), kills the plugin's current process, and waits for the next one to start. */
+  private void restart(PluginControl plugin, Runnable arm) {
+    int up = initialized(plugin);
+    List<JsonObject> starts = plugin.received(r -> "started".equals(r.getString("type")));
+    long pid = starts.get(starts.size() - 1).getLong("pid");
+    arm.run();
+    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly); // already dead if the armed death came
+    plugin.awaitType("initialized", up + 1);
+  }
+
+  /** Connects a browser socket: makes the four threads on the first connect, then resumes each. */
+  private void connectWeb() {
     web = ChatClient.open(vertx, port, token);
     web.ws.textMessageHandler(t -> {
       synchronized (webFrames) {
         webFrames.add(new JsonObject(t));
       }
     });
-    if (thread == null) {
-      web.ws.writeTextMessage(new JsonObject().put("type", "new_thread").put("clientRef", "t").encode());
-      PermissionHarness.waitFor(() -> frames("thread").size() == 1, "the web thread");
-      thread = frames("thread").get(0).getString("threadId");
+    if (threads.isEmpty()) {
+      List<String> agents = new ArrayList<>(List.of("demo"));
+      agents.addAll(BAD_MODES);
+      for (String agent : agents) {
+        int before = frames("thread").size();
+        web.ws.writeTextMessage(new JsonObject().put("type", "new_thread").put("agent", agent).put("clientRef", agent)
+            .encode());
+        PermissionHarness.waitFor(() -> frames("thread").size() == before + 1, "the " + agent + " thread");
+        threads.put(agent, frames("thread").get(before).getString("threadId"));
+      }
     }
-    long after = frames("event").stream().mapToLong(f -> f.getLong("seq")).max().orElse(0);
-    web.ws.writeTextMessage(new JsonObject().put("type", "attach").put("threadId", thread).put("afterSeq", after)
-        .encode());
-    return thread;
+    for (String thread : threads.values()) {
+      long after = frames("event").stream().filter(f -> thread.equals(f.getString("threadId")))
+          .mapToLong(f -> f.getLong("seq")).max().orElse(0);
+      web.ws.writeTextMessage(new JsonObject().put("type", "attach").put("threadId", thread).put("afterSeq", after)
+          .encode());
+    }
+  }
+
+  private void webPrompt(String agent, String text) {
+    web.ws.writeTextMessage(new JsonObject().put("type", "prompt").put("threadId", threads.get(agent))
+        .put("text", text).encode());
   }
 
   private List<JsonObject> frames(String type) {
@@ -186,22 +308,57 @@ class FaultSuiteIT {
       return;
     }
     JsonObject card = open.get(random.nextInt(open.size()));
-    String option = random.nextBoolean() ? "allow-once" : "reject";
+    List<String> options = card.getJsonArray("options").stream().map(o -> ((JsonObject) o).getString("optionId"))
+        .toList();
+    String option = options.get(random.nextInt(options.size()));
     log.add("web answer " + option);
     web.ws.writeTextMessage(new JsonObject().put("type", "permission_answer")
         .put("requestId", card.getString("requestId")).put("optionId", option).encode());
   }
 
-  private void answerPlugin(Random random) {
+  private void tap(PluginControl plugin, Random random, String sender) {
     List<JsonObject> cards = plugin.received(r -> "card".equals(r.getString("type")));
     if (cards.isEmpty()) {
-      log.add("plugin tap (no card)");
+      log.add("tap (no card)");
       return;
     }
     JsonObject card = cards.get(random.nextInt(cards.size()));
     String option = random.nextBoolean() ? "allow-once" : "reject";
-    log.add("plugin tap " + option);
-    plugin.tap(card.getString("key"), option, "42");
+    log.add((plugin == im ? "im" : "va") + " tap " + option);
+    plugin.tap(card.getString("key"), option, sender);
+  }
+
+  /**
+   * A last prompt from a plugin's chat must run and end, whatever the plugin went through: every
+   * card that comes meanwhile (this prompt's, or those of prompts still queued in the chat's lane)
+   * is tapped on the plugin's current process.
+   */
+  private void finalPrompt(PluginControl plugin, String chat, String sender) {
+    String text = "final " + chat;
+    plugin.prompt(chat, chat, text);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    Set<String> tapped = new HashSet<>();
+    while (plugin.received(r -> "prompt_result".equals(r.getString("type"))
+        && text.equals(r.getString("prompt"))).isEmpty()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("chat " + chat + " no longer answers prompts; the plugin saw " + plugin.summary());
+      }
+      // Only cards of the current process can be tapped: earlier ones died with theirs.
+      List<JsonObject> all = plugin.received();
+      int lastStart = 0;
+      for (int i = 0; i < all.size(); i++) {
+        if ("started".equals(all.get(i).getString("type"))) {
+          lastStart = i;
+        }
+      }
+      for (JsonObject r : all.subList(lastStart, all.size())) {
+        if ("card".equals(r.getString("type")) && tapped.add(r.getString("key"))) {
+          plugin.tap(r.getString("key"), "allow-once", sender);
+        }
+      }
+      sleep(50);
+    }
+    log.add("final prompt of " + chat + " answered");
   }
 
   private void killAgent(Random random) {
@@ -212,12 +369,18 @@ class FaultSuiteIT {
       log.add("kill -9 agent (none running)");
       return;
     }
-    log.add("kill -9 agent");
+    fault("kill -9 agent");
     agents.get(random.nextInt(agents.size())).destroyForcibly();
   }
 
-  /** The invariants, from the ledger and from what the surfaces received. */
+  /** The invariants, from the ledger, from what the surfaces received, and from the processes left. */
   private void check() throws Exception {
+    // No process the gateway started outlives it: agents, their children (setsid ones too), plugins.
+    String owner = ProcessTree.ownerOf(dir.resolve("data"));
+    PermissionHarness.waitFor(() -> ProcessTree.carrying(ProcessTree.OWNER_VARIABLE, owner).isEmpty(),
+        "every process the gateway started to be gone; left: " + describe(ProcessTree.carrying(
+            ProcessTree.OWNER_VARIABLE, owner)), 10_000);
+
     Path db = dir.resolve("data").resolve("switchboard.db");
     JsonArray requests = LedgerReader.requests(db, false, 10_000);
     Map<String, JsonObject> byId = new HashMap<>();
@@ -240,6 +403,14 @@ class FaultSuiteIT {
           throw new AssertionError("request " + id + " answered from " + surface + ", outside " + r.getJsonArray("eligible"));
         }
       }
+      // A request of an agent that exits in the same breath never waits for the shutdown to end it.
+      if (r.getString("threadId").equals(threads.get("ask-exit")) && "shutdown".equals(outcome.getString("reason"))) {
+        throw new AssertionError("request " + id + " of an agent that had exited waited until the shutdown: " + r);
+      }
+      // The session is the gateway's, whatever id the agent wrote.
+      if ("someone-elses-session".equals(r.getString("sessionId"))) {
+        throw new AssertionError("request " + id + " carries the agent's claimed session id: " + r);
+      }
     }
     // What the browser was told agrees with the ledger.
     for (JsonObject f : frames("permission_resolved")) {
@@ -248,9 +419,18 @@ class FaultSuiteIT {
         throw new AssertionError("the web saw " + f + " but the ledger has " + row);
       }
     }
-    // Every output marked delivered reached the plugin, under one id with one body.
+    checkAcpOutputs(db);
+    checkVibearoundOutputs(db);
+  }
+
+  private static String describe(List<ProcessHandle> processes) {
+    return processes.stream().map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList().toString();
+  }
+
+  /** acp: every output marked delivered reached the plugin, under one id with one body. */
+  private void checkAcpOutputs(Path db) throws Exception {
     Map<String, String> seenBodies = new HashMap<>();
-    for (JsonObject r : plugin.received()) {
+    for (JsonObject r : im.received()) {
       JsonObject params = r.getJsonObject("params");
       String id = params == null ? null : params.getString("outputId");
       if (id == null && "card".equals(r.getString("type"))) {
@@ -264,14 +444,67 @@ class FaultSuiteIT {
         }
       }
     }
+    for (String[] row : delivered(db, "im")) {
+      if (!seenBodies.containsKey(row[0])) {
+        throw new AssertionError("output " + row[0] + " (" + row[1] + ") is marked delivered but the plugin never got it");
+      }
+    }
+  }
+
+  /**
+   * vibearound (no acknowledgements): every output marked delivered reached a process of the plugin
+   * that answered a sync request after receiving it.
+   */
+  private void checkVibearoundOutputs(Path db) throws Exception {
+    // Per process: what it received before each sync it answered.
+    List<JsonObject> all = va.received();
+    Set<String> confirmedTexts = new HashSet<>();
+    Set<String> confirmedCards = new HashSet<>();
+    List<JsonObject> sinceStart = new ArrayList<>();
+    for (JsonObject r : all) {
+      if ("started".equals(r.getString("type"))) {
+        sinceStart.clear();
+      } else if ("request".equals(r.getString("type")) && "_switchboard/sync".equals(r.getString("method"))) {
+        for (JsonObject got : sinceStart) {
+          JsonObject params = got.getJsonObject("params", new JsonObject());
+          if ("card".equals(got.getString("type"))) {
+            confirmedCards.add(got.getString("key"));
+          } else if (params.getValue("text") instanceof String text) {
+            confirmedTexts.add(text);
+          }
+        }
+      } else {
+        sinceStart.add(r);
+      }
+    }
+    for (String[] row : delivered(db, "va")) {
+      JsonObject body = new JsonObject(row[2]);
+      boolean ok = switch (row[1]) {
+        case "card" -> confirmedCards.contains(row[0])
+            || confirmedTexts.stream().anyMatch(t -> t.startsWith("A permission request is waiting"));
+        case "card_end" -> confirmedTexts.stream().anyMatch(t -> t.startsWith("Permission "));
+        case "final" -> confirmedTexts.stream().anyMatch(t -> t.contains(body.getString("text")))
+            || body.getInteger("streamedTo") != null;
+        default -> confirmedTexts.contains(body.getString("text"));
+      };
+      if (!ok) {
+        throw new AssertionError("output " + row[0] + " (" + row[1] + ": " + row[2] + ") is marked delivered but no "
+            + "process of the vibearound plugin confirmed it; it saw " + va.summary());
+      }
+    }
+  }
+
+  private static List<String[]> delivered(Path db, String pluginId) throws Exception {
+    List<String[]> rows = new ArrayList<>();
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db + "?open_mode=1");
-         ResultSet rs = c.createStatement().executeQuery("SELECT output_id, kind FROM outbox WHERE state = 'delivered'")) {
-      while (rs.next()) {
-        if (!seenBodies.containsKey(rs.getString(1))) {
-          throw new AssertionError("output " + rs.getString(1) + " (" + rs.getString(2)
-              + ") is marked delivered but the plugin never got it");
+         var st = c.prepareStatement("SELECT output_id, kind, body FROM outbox WHERE plugin_id = ? AND state = 'delivered'")) {
+      st.setString(1, pluginId);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
         }
       }
     }
+    return rows;
   }
 }

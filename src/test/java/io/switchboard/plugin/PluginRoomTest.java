@@ -175,7 +175,7 @@ class PluginRoomTest {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "first");
     JsonObject card = plugin.awaitType("card", 1);
-    plugin.act(new JsonObject().put("stopAcking", true));
+    plugin.act(new JsonObject().put("acking", false));
     Thread.sleep(100);
     plugin.tap(card.getString("key"), "allow-once", "42");
     // The turn's final reply reaches the plugin, which dies before acknowledging it.

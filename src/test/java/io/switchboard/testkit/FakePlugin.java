@@ -92,7 +92,7 @@ public final class FakePlugin extends StdioPeer {
         if (tap.containsKey("sender")) {
           result.put("_meta", new JsonObject().put("switchboard", new JsonObject().put("senderId", tap.getString("sender"))));
         }
-        CompletableFuture<JsonObject> card = cards.remove(tap.getString("card"));
+        CompletableFuture<JsonObject> card = cards.get(tap.getString("card"));
         if (card != null) {
           card.complete(result);
         }
@@ -111,10 +111,10 @@ public final class FakePlugin extends StdioPeer {
           out.println("x".repeat(10 * 1024 * 1024));
           out.flush();
         }
-      } else if (a.containsKey("stopAcking")) {
-        acknowledge = false;
+      } else if (a.containsKey("acking")) {
+        acknowledge = a.getBoolean("acking");
       } else if (a.containsKey("dieOnSync")) {
-        dieOnSync = true;
+        dieOnSync = a.getBoolean("dieOnSync");
       } else if (a.containsKey("stopReading")) {
         reading = false;
       } else if (a.containsKey("exit")) {
@@ -125,24 +125,43 @@ public final class FakePlugin extends StdioPeer {
     }
   }
 
+  private static boolean isCard(String method) {
+    return method.equals("session/request_permission") || method.equals("_va/request_permission");
+  }
+
+  private static String cardKey(String method, JsonObject params) {
+    return method.startsWith("_va") ? params.getString("requestId")
+        : params.getJsonObject("_meta").getJsonObject("switchboard").getString("outputId");
+  }
+
+  @Override
+  protected void arrived(String method, JsonObject params) {
+    if (isCard(method)) {
+      // Recorded in the order read: a sync answered later proves this card was read before it.
+      String key = cardKey(method, params);
+      cards.put(key, new CompletableFuture<>());
+      record(new JsonObject().put("type", "card").put("method", method).put("key", key).put("params", params));
+    }
+  }
+
   @Override
   protected Object handle(String method, JsonObject params) throws Exception {
     waitWhileNotReading();
-    if (method.equals("session/request_permission") || method.equals("_va/request_permission")) {
-      String key = method.startsWith("_va") ? params.getString("requestId")
-          : params.getJsonObject("_meta").getJsonObject("switchboard").getString("outputId");
-      CompletableFuture<JsonObject> tap = new CompletableFuture<>();
-      cards.put(key, tap);
-      record(new JsonObject().put("type", "card").put("method", method).put("key", key).put("params", params));
+    if (isCard(method)) {
+      String key = cardKey(method, params);
+      CompletableFuture<JsonObject> tap = cards.computeIfAbsent(key, k -> new CompletableFuture<>());
       if (dialect.equals("acp")) {
         ack(key);
       }
-      return tap.get();
+      JsonObject answer = tap.get();
+      cards.remove(key, tap);
+      return answer;
     }
-    record(new JsonObject().put("type", "request").put("method", method).put("params", params));
     if (dieOnSync && method.equals("_switchboard/sync")) {
       Runtime.getRuntime().halt(7); // read the outputs, died before confirming them
     }
+    // Recorded just before the answer: a recorded sync is one this process answered.
+    record(new JsonObject().put("type", "request").put("method", method).put("params", params));
     return new JsonObject();
   }
 

@@ -38,6 +38,10 @@ public abstract class StdioPeer {
   /** Answers one request from the gateway; the return value is the result. */
   protected abstract Object handle(String method, JsonObject params) throws Exception;
 
+  /** A request from the gateway as it is read, in order, before a worker thread handles it. */
+  protected void arrived(String method, JsonObject params) {
+  }
+
   /** A notification from the gateway. */
   protected void notification(String method, JsonObject params) {
   }
@@ -57,6 +61,7 @@ public abstract class StdioPeer {
         if (m.getValue("id") == null) {
           notification(method, params);
         } else {
+          arrived(method, params);
           work.submit(() -> {
             try {
               send(new JsonObject().put("jsonrpc", "2.0").put("id", m.getValue("id")).put("result", handle(method, params)));
