@@ -8,6 +8,8 @@
 //   error-data      fails session/prompt with an explanation in error.data
 //   tool-cancel     announces a tool call, then waits; answers the prompt "cancelled" on session/cancel
 //   late-replay     offers session/load and answers it before it has replayed the history
+//   bad-version     answers initialize with protocol version 99, and ignores SIGTERM and its stdin's end
+//   many-terminals  asks for 40 terminals at once; reports how many it got
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -64,6 +66,19 @@ async function background(m) {
   send({ id: m.id, result: { stopReason: 'end_turn' } });
 }
 
+async function manyTerminals(m) {
+  const sessionId = m.params.sessionId;
+  const asked = [];
+  for (let i = 0; i < 40; i++) {
+    asked.push(request('terminal/create', { sessionId, command: 'sleep', args: ['30'] }));
+  }
+  const answers = await Promise.all(asked);
+  const report = { created: answers.filter((a) => a.result).length, refused: answers.filter((a) => a.error).length };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
 const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', (line) => {
   let m;
@@ -76,6 +91,12 @@ rl.on('line', (line) => {
   }
   switch (m.method) {
     case 'initialize':
+      if (mode === 'bad-version') {
+        process.on('SIGTERM', () => {});
+        if (process.env.BAD_AGENT_PIDS) fs.appendFileSync(process.env.BAD_AGENT_PIDS, process.pid + '\n');
+        send({ id: m.id, result: { protocolVersion: 99, agentCapabilities: {}, authMethods: [] } });
+        break;
+      }
       send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: mode === 'late-replay' },
         authMethods: [] } });
       break;
@@ -122,6 +143,8 @@ rl.on('line', (line) => {
         send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
           sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'answer to ' + m.params.prompt[0].text } } } });
         send({ id: m.id, result: { stopReason: 'end_turn' } });
+      } else if (mode === 'many-terminals') {
+        manyTerminals(m);
       } else if (mode === 'background') {
         background(m);
       } else if (mode === 'error-data') {
@@ -133,4 +156,4 @@ rl.on('line', (line) => {
       if (m.id !== undefined && m.method !== 'session/cancel') send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
   }
 });
-rl.on('close', () => { if (mode !== 'stubborn') process.exit(0); });
+rl.on('close', () => { if (mode !== 'stubborn' && mode !== 'bad-version') process.exit(0); });

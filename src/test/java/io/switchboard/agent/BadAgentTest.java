@@ -129,6 +129,35 @@ class BadAgentTest {
   }
 
   @Test
+  void anAgentWhoseStartFailedIsStillStoppedByTheShutdown(Vertx vertx) throws Exception {
+    Path pids = dir.resolve("pids");
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "bad-version"),
+            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
+    String t = gateway.thread("bad", "web");
+    gateway.prompt(t, "go");
+    assertEquals("error", gateway.awaitTurnEnd(t, 1));
+    assertTrue(gateway.eventsOfKind(t, "system").get(0).getString("text").contains("protocol version 99"));
+    long pid = Long.parseLong(Files.readAllLines(pids).get(0).trim());
+    // It ignores SIGTERM and the end of its stdin: the shutdown must not return while it runs.
+    gateway.stop();
+    assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true),
+        "the agent of a failed start outlived the agent room's stop");
+  }
+
+  @Test
+  void terminalsSpawnedAtOnceStillRespectTheCap(Vertx vertx) {
+    String t = thread(vertx, "many-terminals");
+    gateway.prompt(t, "go");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    String text = gateway.text(t);
+    JsonObject report = new JsonObject(text.substring(text.indexOf("REPORT:") + 7, text.indexOf('\n',
+        text.indexOf("REPORT:"))));
+    assertEquals(Terminals.MAX_TERMINALS, report.getInteger("created"), report.encode());
+    assertEquals(40 - Terminals.MAX_TERMINALS, report.getInteger("refused"), report.encode());
+  }
+
+  @Test
   void anAgentThatExitsAtStartIsReportedWithItsLastStderrLines(Vertx vertx) {
     String t = thread(vertx, "stderr-exit");
     gateway.prompt(t, "go");

@@ -37,8 +37,8 @@ public final class OutboxBenchmark {
         Runtime.getRuntime().availableProcessors());
     for (int round = 0; round < 2; round++) {
       String label = round == 0 ? "warm-up" : "measured";
-      double one = raw(dir.resolve("raw-one-" + round + ".db"), 1);
-      double batched = raw(dir.resolve("raw-batch-" + round + ".db"), 100);
+      double one = raw(dir.resolve("raw-one-" + round + ".db"), 1, 2_000);
+      double batched = raw(dir.resolve("raw-batch-" + round + ".db"), 100, N);
       double outbox1 = outbox(dir.resolve("outbox-seq-" + round + ".db"), 2_000, 1);
       double outbox128 = outbox(dir.resolve("outbox-win-" + round + ".db"), N, 128);
       System.out.printf("%s: outputs enqueued and acknowledged per second: store room one at a time %,.0f, "
@@ -48,10 +48,13 @@ public final class OutboxBenchmark {
     System.exit(0);
   }
 
-  /** Insert then mark delivered, as plain JDBC on the same schema and pragmas. */
-  private static double raw(Path file, int perTransaction) throws Exception {
+  /**
+   * Insert then mark delivered, as plain JDBC on the same schema and pragmas: WAL and
+   * synchronous=FULL, the level the store commits outbox writes at.
+   */
+  private static double raw(Path file, int perTransaction, int n) throws Exception {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file
-        + "?journal_mode=WAL&synchronous=NORMAL&busy_timeout=5000")) {
+        + "?journal_mode=WAL&synchronous=FULL&busy_timeout=5000")) {
       c.createStatement().execute("CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, output_id TEXT NOT "
           + "NULL UNIQUE, plugin_id TEXT NOT NULL, chat_id TEXT NOT NULL, kind TEXT NOT NULL, request_id TEXT, body "
           + "TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL, delivered_at INTEGER)");
@@ -62,7 +65,7 @@ public final class OutboxBenchmark {
           + "body, state, created_at) VALUES (?, 'p', '42', 'system', ?, 'pending', 0)");
            PreparedStatement ack = c.prepareStatement("UPDATE outbox SET state = 'delivered', delivered_at = 1 "
                + "WHERE output_id = ? AND state = 'pending'")) {
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; i < n; i++) {
           insert.setString(1, "o" + i);
           insert.setString(2, body);
           insert.executeUpdate();
@@ -71,7 +74,7 @@ public final class OutboxBenchmark {
           }
         }
         c.commit();
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; i < n; i++) {
           ack.setString(1, "o" + i);
           ack.executeUpdate();
           if ((i + 1) % perTransaction == 0) {
@@ -80,7 +83,7 @@ public final class OutboxBenchmark {
         }
         c.commit();
       }
-      return N / ((System.nanoTime() - t0) / 1e9);
+      return n / ((System.nanoTime() - t0) / 1e9);
     }
   }
 

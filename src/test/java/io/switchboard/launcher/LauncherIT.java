@@ -110,10 +110,13 @@ class LauncherIT {
       assertEquals(200, get(port, asset).statusCode(), asset);
     }
 
-    p.destroy(); // SIGTERM
+    // SIGTERM and SIGINT at once (a user pressing Ctrl-C while systemd stops it): one stop runs.
+    p.destroy();
+    new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
     assertTrue(p.waitFor(30, TimeUnit.SECONDS), "stops within 30 s");
     assertEquals(0, p.exitValue(), stderrOf(0));
     assertTrue(stderrOf(0).contains("stopped"));
+    assertEquals(1, stderrOf(0).lines().filter(l -> l.endsWith(" stopping")).count(), stderrOf(0));
   }
 
   @Test
