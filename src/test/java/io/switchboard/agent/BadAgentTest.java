@@ -47,6 +47,38 @@ class BadAgentTest {
     }
   }
 
+  /** A thread whose bad agent writes the pids it starts (its own, or its children's) to a file. */
+  private String threadWithPids(Vertx vertx, String mode) {
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), mode),
+            java.util.Map.of("BAD_AGENT_PIDS", dir.resolve("pids").toString()), null, null)).start();
+    return gateway.thread("bad", "web");
+  }
+
+  private List<Long> pids() throws java.io.IOException {
+    return Files.readAllLines(dir.resolve("pids")).stream().filter(s -> !s.isBlank()).map(s -> Long.parseLong(s.trim()))
+        .toList();
+  }
+
+  private static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  /** Prompts a thread whose turn must fail; returns the error the thread shows. */
+  private String failedTurn(String t) {
+    gateway.prompt(t, "go");
+    assertEquals("error", gateway.awaitTurnEnd(t, 1));
+    return gateway.eventsOfKind(t, "system").get(0).getString("text");
+  }
+
+  /** The agent's {@code REPORT:<json>} line in the thread's text. */
+  private JsonObject report(String t) {
+    String text = gateway.text(t);
+    int at = text.indexOf("REPORT:");
+    assertTrue(at >= 0, "no report in: " + text);
+    return new JsonObject(text.substring(at + 7, text.indexOf('\n', at)));
+  }
+
   private JsonArray ledger() {
     try {
       return LedgerReader.requests(dir.resolve("switchboard.db"), false, 1_000);
@@ -90,59 +122,42 @@ class BadAgentTest {
 
   @Test
   void childrenOfAnAgentThatDiesOnItsOwnAreKilled(Vertx vertx) throws Exception {
-    Path pids = dir.resolve("pids");
-    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "fork-exit"),
-            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
-    String t = gateway.thread("bad", "web");
+    String t = threadWithPids(vertx, "fork-exit");
     gateway.prompt(t, "fork and die");
     gateway.awaitEvent(t, e -> "agent_exited".equals(e.getString("kind")), "agent_exited");
-    List<Long> children = Files.readAllLines(pids).stream().filter(s -> !s.isBlank()).map(Long::parseLong).toList();
+    List<Long> children = pids();
     assertEquals(2, children.size(), "one child in the agent's session, one in a session of its own");
-    waitFor(() -> children.stream().noneMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+    waitFor(() -> children.stream().noneMatch(BadAgentTest::alive),
         "the dead agent's children (" + children + ") to be killed", 15_000);
   }
 
   @Test
   void waitForExitAnswersWhenTheCommandExitsAndItsBackgroundedChildrenDieWithTheSession(Vertx vertx)
       throws Exception {
-    Path pids = dir.resolve("pids");
-    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "background"),
-            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
-    String t = gateway.thread("bad", "web");
+    String t = threadWithPids(vertx, "background");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    String text = gateway.text(t);
-    JsonObject report = new JsonObject(text.substring(text.indexOf("REPORT:") + 7, text.indexOf('\n',
-        text.indexOf("REPORT:"))));
+    JsonObject report = report(t);
     assertEquals(0, report.getJsonObject("exit").getInteger("exitCode"));
     // The shell exits after 0.3 s; its children hold the output open for 30 s but did not hold up the
     // answer: they are still running after the turn that waited for it ended.
-    List<Long> children = Files.readAllLines(pids).stream().filter(s -> !s.isBlank()).map(Long::parseLong).toList();
+    List<Long> children = pids();
     assertEquals(2, children.size());
-    assertTrue(children.stream().allMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+    assertTrue(children.stream().allMatch(BadAgentTest::alive),
         "wait_for_exit answered before the backgrounded children ended, and they run while their session lives");
     gateway.stop();
-    waitFor(() -> children.stream().noneMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)),
+    waitFor(() -> children.stream().noneMatch(BadAgentTest::alive),
         "the terminal's backgrounded children (one in a session of its own) to be killed with the session", 15_000);
   }
 
   @Test
   void anAgentWhoseStartFailedIsStillStoppedByTheShutdown(Vertx vertx) throws Exception {
-    Path pids = dir.resolve("pids");
-    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "bad-version"),
-            java.util.Map.of("BAD_AGENT_PIDS", pids.toString()), null, null)).start();
-    String t = gateway.thread("bad", "web");
-    gateway.prompt(t, "go");
-    assertEquals("error", gateway.awaitTurnEnd(t, 1));
-    assertTrue(gateway.eventsOfKind(t, "system").get(0).getString("text").contains("protocol version 99"));
-    long pid = Long.parseLong(Files.readAllLines(pids).get(0).trim());
+    String error = failedTurn(threadWithPids(vertx, "bad-version"));
+    assertTrue(error.contains("protocol version 99"), error);
+    long pid = pids().get(0);
     // It ignores SIGTERM and the end of its stdin: the shutdown must not return while it runs.
     gateway.stop();
-    assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true),
-        "the agent of a failed start outlived the agent room's stop");
+    assertTrue(!alive(pid), "the agent of a failed start outlived the agent room's stop");
   }
 
   @Test
@@ -150,19 +165,14 @@ class BadAgentTest {
     String t = thread(vertx, "many-terminals");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    String text = gateway.text(t);
-    JsonObject report = new JsonObject(text.substring(text.indexOf("REPORT:") + 7, text.indexOf('\n',
-        text.indexOf("REPORT:"))));
+    JsonObject report = report(t);
     assertEquals(Terminals.MAX_TERMINALS, report.getInteger("created"), report.encode());
     assertEquals(40 - Terminals.MAX_TERMINALS, report.getInteger("refused"), report.encode());
   }
 
   @Test
   void anAgentThatExitsAtStartIsReportedWithItsLastStderrLines(Vertx vertx) {
-    String t = thread(vertx, "stderr-exit");
-    gateway.prompt(t, "go");
-    assertEquals("error", gateway.awaitTurnEnd(t, 1));
-    String error = gateway.eventsOfKind(t, "system").get(0).getString("text");
+    String error = failedTurn(thread(vertx, "stderr-exit"));
     assertTrue(error.contains("failed to start"), error);
     assertTrue(error.contains("BAD_AGENT_KEY is not set"), error);
   }
@@ -224,10 +234,7 @@ class BadAgentTest {
 
   @Test
   void anErrorsDataReachesTheThread(Vertx vertx) {
-    String t = thread(vertx, "error-data");
-    gateway.prompt(t, "go");
-    assertEquals("error", gateway.awaitTurnEnd(t, 1));
-    String error = gateway.eventsOfKind(t, "system").get(0).getString("text");
+    String error = failedTurn(thread(vertx, "error-data"));
     assertTrue(error.contains("BAD_AGENT_KEY is not set; export it and try again"), error);
   }
 }
