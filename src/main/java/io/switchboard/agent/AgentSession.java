@@ -48,7 +48,8 @@ final class AgentSession {
     StdioProcess process;
     JsonRpcPeer peer;
     Terminals terminals;
-    boolean exited;
+    /** Read on worker threads too: an fs call queued before the exit must not act after it. */
+    volatile boolean exited;
 
     Generation(String id) {
       this.id = id;
@@ -520,9 +521,9 @@ final class AgentSession {
         yield permission(g, p).onComplete(x -> backlog.answered());
       }
       case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
-          workspace.read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
+          alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
       case "fs/write_text_file" -> context.owner().executeBlocking(() -> {
-        workspace.write(p.getValue("path"), p.getValue("content"));
+        alive(g).write(p.getValue("path"), p.getValue("content"));
         return (Object) null;
       });
       case "terminal/create" -> g.terminals.create(p);
@@ -532,6 +533,14 @@ final class AgentSession {
       case "terminal/release" -> g.terminals.release(p);
       default -> Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
     };
+  }
+
+  /** The workspace, for a generation still running: a dead agent's queued file call does nothing. */
+  private Workspace alive(Generation g) {
+    if (g.exited) {
+      throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent exited");
+    }
+    return workspace;
   }
 
   private Future<Object> permission(Generation g, JsonObject p) {
