@@ -81,7 +81,7 @@ public final class AgentRoom extends VerticleBase {
       m.reply(new JsonObject().put("agents", agents).put("processes", running)
           .put("turnsStarted", turns.started).put("turnsEnded", turns.ended)
           .put("backlogBytes", backlog.bytes()).put("permissionsAsked", backlog.asked())
-          .put("pausedAgents", backlog.paused()));
+          .put("pausedAgents", backlog.paused()).put("terminalOutputBytes", backlog.terminalOutputReserved()));
     });
     return Future.succeededFuture();
   }

@@ -75,6 +75,8 @@ final class AgentSession {
   private final List<String> argv;
   private final String threadId;
   private final Workspace workspace;
+  /** This session's file calls: one at a time, never behind another session's. */
+  private final BlockingLane files;
   private final String tag;
   private final ArrayDeque<String> queue = new ArrayDeque<>();
   private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true) {
@@ -123,6 +125,7 @@ final class AgentSession {
     this.argv = argv;
     this.threadId = threadId;
     this.workspace = new Workspace(workspace);
+    this.files = new BlockingLane(context.owner(), 1);
     this.acpSessionId = acpSessionId;
     this.tag = "agent " + spec.id() + " of " + threadId;
   }
@@ -321,7 +324,8 @@ final class AgentSession {
         }
       }
     });
-    g.terminals = new Terminals(context, workspace, tag, owner);
+    g.terminals = new Terminals(context, workspace, tag, owner, backlog);
+    // Unordered: one agent's slow spawn (or file call) never holds up another thread's.
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
@@ -351,7 +355,7 @@ final class AgentSession {
           peer.closed();
         }
       });
-    }).compose(process -> {
+    }, false).compose(process -> {
       g.process = process;
       live.add(g);
       process.exited().onComplete(code -> exited(g, code.result()));
@@ -520,9 +524,9 @@ final class AgentSession {
         backlog.asked(g.process);
         yield permission(g, p).onComplete(x -> backlog.answered());
       }
-      case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
+      case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
           alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
-      case "fs/write_text_file" -> context.owner().executeBlocking(() -> {
+      case "fs/write_text_file" -> files.run(() -> {
         alive(g).write(p.getValue("path"), p.getValue("content"));
         return (Object) null;
       });

@@ -157,7 +157,7 @@ final class PluginSupervisor {
       return StdioProcess.spawn(context, spec.command(), env, cwd, tag, ProcessTree.ownerOf(settings.dataDir()),
           g.peer.listener(bytes ->
           log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES)));
-    }).onSuccess(process -> {
+    }, false).onSuccess(process -> {
       g.process = process;
       gen = g;
       state = State.RUNNING;
