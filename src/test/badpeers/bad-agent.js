@@ -12,6 +12,9 @@
 //   many-terminals  asks for 40 terminals at once; reports how many it got
 //   flood           runs `yes` in 32 terminals, reads a named pipe and a 20 MiB file, then asks
 //                   permission; reports what it got
+//   snoop           from inside its sandbox, tries to read the token, the database and other
+//                   workspaces, counts the processes it sees, writes in its own workspace, and
+//                   reads the token from a terminal too; reports what it got
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -63,6 +66,29 @@ async function background(m) {
   const t0 = Date.now();
   const exit = await request('terminal/wait_for_exit', { sessionId, terminalId });
   const report = { waitedMs: Date.now() - t0, exit: exit.result };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function snoop(m) {
+  const sessionId = m.params.sessionId;
+  const path = require('path');
+  const cwd = process.cwd();
+  const report = {};
+  const attempt = (f) => { try { return f(); } catch (e) { return 'refused: ' + e.code; } };
+  report.token = attempt(() => fs.readFileSync(path.join(cwd, '..', '..', 'token'), 'utf8'));
+  report.db = attempt(() => 'read ' + fs.readFileSync(path.join(cwd, '..', '..', 'switchboard.db')).length);
+  report.workspaces = attempt(() => fs.readdirSync(path.join(cwd, '..')));
+  const pids = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  report.processes = pids.length;
+  report.seesJvm = pids.some((n) => attempt(() => fs.readFileSync('/proc/' + n + '/cmdline', 'utf8')).includes('java'));
+  fs.writeFileSync(path.join(cwd, 'mine.txt'), 'written');
+  report.wrote = fs.readFileSync(path.join(cwd, 'mine.txt'), 'utf8');
+  const t = await request('terminal/create', { sessionId, command: 'sh',
+    args: ['-c', 'cat ../../token 2>/dev/null || echo hidden'] });
+  await request('terminal/wait_for_exit', { sessionId, terminalId: t.result.terminalId });
+  report.terminal = (await request('terminal/output', { sessionId, terminalId: t.result.terminalId })).result.output.trim();
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
@@ -173,6 +199,8 @@ rl.on('line', (line) => {
         send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
           sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'answer to ' + m.params.prompt[0].text } } } });
         send({ id: m.id, result: { stopReason: 'end_turn' } });
+      } else if (mode === 'snoop') {
+        snoop(m);
       } else if (mode === 'flood') {
         flood(m);
       } else if (mode === 'many-terminals') {

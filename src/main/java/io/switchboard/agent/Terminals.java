@@ -40,6 +40,8 @@ final class Terminals {
   private final String owner;
   /** The room's budget for kept terminal output (all terminals of all agents share it). */
   private final Backlog backlog;
+  /** The argv a command runs as, in a working directory: in the agent's sandbox when it has one. */
+  private final java.util.function.BiFunction<List<String>, Path, List<String>> confine;
   private final Map<String, Terminal> terminals = new HashMap<>();
   /** Spawns under way: they count against the cap as much as running terminals. */
   private int spawning;
@@ -49,8 +51,10 @@ final class Terminals {
   /** How long an exited command's output may take to reach its end before the exit is reported. */
   static final long OUTPUT_SETTLE_MS = 200;
 
-  Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog) {
+  Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog,
+            java.util.function.BiFunction<List<String>, Path, List<String>> confine) {
     this.backlog = backlog;
+    this.confine = confine;
     this.context = context;
     this.workspace = workspace;
     this.name = name;
@@ -141,7 +145,8 @@ final class Terminals {
     spawning++;
     return context.owner().<Process>executeBlocking(() -> {
       Path dir = cwd == null ? workspace.create() : workspace.resolve(cwd);
-      ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
+      ProcessBuilder pb = new ProcessBuilder(confine.apply(argv, dir)).directory(dir.toFile())
+          .redirectErrorStream(true);
       pb.environment().putAll(env);
       ProcessTree.mark(pb.environment(), owner, tree);
       try {

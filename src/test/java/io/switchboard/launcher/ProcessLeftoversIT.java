@@ -45,7 +45,9 @@ class ProcessLeftoversIT {
         .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", "stubborn")
         .put("agents", new JsonArray().add(new JsonObject().put("id", "stubborn")
             .put("command", new JsonArray().add("node").add(SCRIPT.toString()).add("stubborn"))
-            .put("env", new JsonObject().put("BAD_AGENT_PIDS", pids.toString()))));
+            .put("env", new JsonObject().put("BAD_AGENT_PIDS", pids.toString()))
+            // Unconfined: the marks are what finds an unsandboxed agent's leftovers (and its pids are the host's).
+            .put("sandbox", "none")));
     Path file = dir.resolve("switchboard.json");
     Files.writeString(file, config.encode());
     JarGateway first = JarGateway.start(dir, file);
