@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
-import io.switchboard.testkit.PermissionHarness;
-import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,9 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A hostile agent against the real jar at the systemd unit's heap (-Xmx64m): it runs {@code yes}
@@ -27,33 +22,12 @@ import org.junit.jupiter.api.io.TempDir;
  * stay up and answering, keep terminal output within a budget sized from its heap, refuse the
  * pipe and the oversized file with clear errors, and still carry the question to a human.
  */
-class HostileAgentIT {
-  static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
-
-  @TempDir
-  Path dir;
-  Process gateway;
-  Vertx vertx = Vertx.vertx();
-
-  @AfterEach
-  void stop() {
-    if (gateway != null) {
-      gateway.destroyForcibly();
-    }
-    PermissionHarness.await(vertx.close());
-  }
+class HostileAgentIT extends BadAgentJar {
 
   @Test
   void floodingTerminalsPipesAndBigFilesCannotTakeA64MiBGatewayDown() throws Exception {
-    JsonObject config = new JsonObject().put("http", new JsonObject().put("port", 0))
-        .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", "hostile")
-        .put("agents", new JsonArray().add(new JsonObject().put("id", "hostile")
-            .put("command", new JsonArray().add("node").add(SCRIPT.toString()).add("flood"))));
-    Path file = dir.resolve("switchboard.json");
-    Files.writeString(file, config.encode());
-    JarGateway started = JarGateway.start(dir, file, List.of("-Xmx64m", "-XX:+UseSerialGC"));
-    gateway = started.process();
-    ChatClient web = ChatClient.open(vertx, started.port(), Files.readString(dir.resolve("data/token")).trim());
+    JarGateway started = start(config("flood", new JsonObject()), List.of("-Xmx64m", "-XX:+UseSerialGC"));
+    ChatClient web = ChatClient.open(vertx, started.port(), token());
     web.next("welcome");
     String thread = web.send(new JsonObject().put("type", "new_thread")).next("thread").getString("threadId");
     web.send(new JsonObject().put("type", "attach").put("threadId", thread));
