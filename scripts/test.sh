@@ -26,6 +26,8 @@ if ! have java || [ "$(java_major)" -lt 17 ]; then
 fi
 have mvn || apt_install maven
 have node && have npm || apt_install nodejs npm
+# Agents run in a bubblewrap sandbox; the sandbox tests need it.
+have bwrap || apt_install bubblewrap
 # The web chat's browser tests drive Debian's Chromium through Debian's chromedriver.
 [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
 

@@ -10,6 +10,11 @@
 //   late-replay     offers session/load and answers it before it has replayed the history
 //   bad-version     answers initialize with protocol version 99, and ignores SIGTERM and its stdin's end
 //   many-terminals  asks for 40 terminals at once; reports how many it got
+//   flood           runs `yes` in 32 terminals, reads a named pipe and a 20 MiB file, then asks
+//                   permission; reports what it got
+//   snoop           from inside its sandbox, tries to read the token, the database and other
+//                   workspaces, counts the processes it sees, writes in its own workspace, and
+//                   reads the token from a terminal too; reports what it got
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -64,6 +69,57 @@ async function background(m) {
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function snoop(m) {
+  const sessionId = m.params.sessionId;
+  const path = require('path');
+  const cwd = process.cwd();
+  const report = {};
+  const attempt = (f) => { try { return f(); } catch (e) { return 'refused: ' + e.code; } };
+  report.token = attempt(() => fs.readFileSync(path.join(cwd, '..', '..', 'token'), 'utf8'));
+  report.db = attempt(() => 'read ' + fs.readFileSync(path.join(cwd, '..', '..', 'switchboard.db')).length);
+  report.workspaces = attempt(() => fs.readdirSync(path.join(cwd, '..')));
+  const pids = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  report.processes = pids.length;
+  report.seesJvm = pids.some((n) => attempt(() => fs.readFileSync('/proc/' + n + '/cmdline', 'utf8')).includes('java'));
+  fs.writeFileSync(path.join(cwd, 'mine.txt'), 'written');
+  report.wrote = fs.readFileSync(path.join(cwd, 'mine.txt'), 'utf8');
+  const t = await request('terminal/create', { sessionId, command: 'sh',
+    args: ['-c', 'cat ../../token 2>/dev/null || echo hidden'] });
+  await request('terminal/wait_for_exit', { sessionId, terminalId: t.result.terminalId });
+  report.terminal = (await request('terminal/output', { sessionId, terminalId: t.result.terminalId })).result.output.trim();
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function flood(m) {
+  const sessionId = m.params.sessionId;
+  const cwd = process.cwd();
+  require('child_process').execFileSync('mkfifo', [cwd + '/pipe']);
+  fs.writeFileSync(cwd + '/big.txt', 'y'.repeat(20 * 1024 * 1024));
+  const terminals = [];
+  for (let i = 0; i < 32; i++) {
+    const t = await request('terminal/create', { sessionId, command: 'yes', args: ['flood'] });
+    if (t.result) terminals.push(t.result.terminalId);
+  }
+  await new Promise((r) => setTimeout(r, 4000));
+  let kept = 0;
+  for (const terminalId of terminals) {
+    const out = await request('terminal/output', { sessionId, terminalId });
+    if (out.result) kept += out.result.output.length;
+  }
+  const pipe = await request('fs/read_text_file', { sessionId, path: cwd + '/pipe' });
+  const big = await request('fs/read_text_file', { sessionId, path: cwd + '/big.txt' });
+  const report = { terminals: terminals.length, kept, pipe: pipe.error ? pipe.error.message : 'read',
+    big: big.error ? big.error.message : 'read ' + big.result.content.length };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  const asked = await request('session/request_permission', { sessionId,
+    toolCall: { toolCallId: 'after-flood', title: 'After the flood', kind: 'execute' },
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }] });
+  send({ id: m.id, result: { stopReason: asked.result ? 'end_turn' : 'refusal' } });
 }
 
 async function manyTerminals(m) {
@@ -143,6 +199,10 @@ rl.on('line', (line) => {
         send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
           sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'answer to ' + m.params.prompt[0].text } } } });
         send({ id: m.id, result: { stopReason: 'end_turn' } });
+      } else if (mode === 'snoop') {
+        snoop(m);
+      } else if (mode === 'flood') {
+        flood(m);
       } else if (mode === 'many-terminals') {
         manyTerminals(m);
       } else if (mode === 'background') {

@@ -94,6 +94,9 @@ public final class Main {
       err.println("switchboard: no database at " + db + " (has the gateway run with this data directory?)");
       return FAILED;
     }
+    if (cli.verify()) {
+      return verifyLedger(db);
+    }
     JsonArray requests;
     try {
       requests = LedgerReader.requests(db, cli.state().equals("pending"), cli.limit());
@@ -124,6 +127,24 @@ public final class Main {
           r.getString("threadId"), shorten(r.getJsonObject("toolCall").getString("title",
               r.getJsonObject("toolCall").getString("toolCallId")), 28), shorten(verdict, 24), who);
     }
+    return OK;
+  }
+
+  private int verifyLedger(Path db) {
+    LedgerReader.Verification v;
+    try {
+      v = LedgerReader.verify(db);
+    } catch (Exception e) {
+      err.println("switchboard: cannot read the ledger in " + db + ": " + e.getMessage());
+      return FAILED;
+    }
+    if (!v.intact()) {
+      out.println("The ledger is broken at audit event " + v.brokenEventId() + " (request " + v.brokenRequestId()
+          + "): " + v.why() + ". " + v.chained() + " events before it check out.");
+      return FAILED;
+    }
+    out.println("The ledger is intact: " + v.chained() + " audit events chained"
+        + (v.unchained() == 0 ? "." : ", after " + v.unchained() + " written before the chain existed."));
     return OK;
   }
 

@@ -6,6 +6,7 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.process.ProcessTree;
+import io.switchboard.process.Sandbox;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -19,6 +20,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The agent room: one ACP client ({@link AgentSession}) and at most one agent process per thread.
@@ -26,6 +29,7 @@ import java.util.stream.Collectors;
  * gateway stops.
  */
 public final class AgentRoom extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(AgentRoom.class);
   /** How long an agent may take to start, and to end a turn after {@code session/cancel}. */
   public record Timings(long startTimeoutMs, long cancelGraceMs) {
     public static final Timings DEFAULT = new Timings(60_000, 10_000);
@@ -37,6 +41,9 @@ public final class AgentRoom extends VerticleBase {
   private final Turns turns = new Turns();
   private final Backlog backlog;
   private long generations;
+  private final java.util.concurrent.Callable<String> sandboxProbe;
+  /** Why bwrap cannot run here (null: it can), found at start. */
+  private String sandboxProblem;
   private final String owner;
 
   /** How many turns began and ended, across threads (read by /metrics). */
@@ -52,10 +59,18 @@ public final class AgentRoom extends VerticleBase {
 
   /** {@code maxQuestions}: the permission questions its agents may have open at once, in all. */
   public AgentRoom(Settings settings, Timings timings, int maxQuestions) {
-    this(settings, timings, new Backlog(maxQuestions));
+    this(settings, timings, maxQuestions, Sandbox::probe);
   }
 
-  private AgentRoom(Settings settings, Timings timings, Backlog backlog) {
+  /** {@code sandboxProbe}: why agents cannot be sandboxed here (null: they can); blocking. */
+  public AgentRoom(Settings settings, Timings timings, int maxQuestions,
+                   java.util.concurrent.Callable<String> sandboxProbe) {
+    this(settings, timings, new Backlog(maxQuestions), sandboxProbe);
+  }
+
+  private AgentRoom(Settings settings, Timings timings, Backlog backlog,
+                    java.util.concurrent.Callable<String> sandboxProbe) {
+    this.sandboxProbe = sandboxProbe;
     this.settings = settings;
     this.timings = timings;
     this.backlog = backlog;
@@ -64,6 +79,21 @@ public final class AgentRoom extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    // Whether agents can be sandboxed here is decided once, and said: never a silent fallback.
+    return vertx.<String>executeBlocking(sandboxProbe, false).onSuccess(problem -> {
+      sandboxProblem = problem;
+      boolean wanted = settings.agents().stream().anyMatch(a -> a.sandbox() != Sandbox.Mode.NONE);
+      if (problem == null) {
+        log.info("agents run in a bubblewrap sandbox (unless an agent's \"sandbox\" is \"none\")");
+      } else if (wanted) {
+        log.warn("agents cannot be sandboxed here: {}; agents with \"sandbox\": \"auto\" run unconfined, those "
+            + "with \"bwrap\" will not start", problem);
+      }
+      listen();
+    });
+  }
+
+  private void listen() {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.AGENT_PROMPT, this::prompt);
     bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> withThreadId(m, id -> {
@@ -81,9 +111,9 @@ public final class AgentRoom extends VerticleBase {
       m.reply(new JsonObject().put("agents", agents).put("processes", running)
           .put("turnsStarted", turns.started).put("turnsEnded", turns.ended)
           .put("backlogBytes", backlog.bytes()).put("permissionsAsked", backlog.asked())
-          .put("pausedAgents", backlog.paused()));
+          .put("pausedAgents", backlog.paused()).put("terminalOutputBytes", backlog.terminalOutputReserved())
+          .put("sandbox", sandboxProblem == null ? "bwrap" : "unavailable: " + sandboxProblem));
     });
-    return Future.succeededFuture();
   }
 
   @Override
@@ -114,7 +144,7 @@ public final class AgentRoom extends VerticleBase {
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
         id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns, backlog,
-        () -> deploymentID() + "/" + (++generations), owner));
+        () -> deploymentID() + "/" + (++generations), owner, settings.dataDir(), sandboxProblem));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

@@ -8,6 +8,7 @@ import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
+import io.switchboard.process.Sandbox;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -75,6 +76,8 @@ final class AgentSession {
   private final List<String> argv;
   private final String threadId;
   private final Workspace workspace;
+  /** This session's file calls: one at a time, never behind another session's. */
+  private final BlockingLane files;
   private final String tag;
   private final ArrayDeque<String> queue = new ArrayDeque<>();
   private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true) {
@@ -108,11 +111,19 @@ final class AgentSession {
   private final java.util.function.Supplier<String> generationIds;
   /** The gateway's process mark (ProcessTree): whatever the agent starts carries it. */
   private final String owner;
+  /** Hidden from the agent by its sandbox, but for its own workspace. */
+  private final Path dataDir;
+  /** Why bwrap cannot run here, or null when it can. */
+  private final String sandboxProblem;
+  private boolean toldUnconfined;
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
                String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog,
-               java.util.function.Supplier<String> generationIds, String owner) {
+               java.util.function.Supplier<String> generationIds, String owner, Path dataDir,
+               String sandboxProblem) {
     this.generationIds = generationIds;
+    this.dataDir = dataDir;
+    this.sandboxProblem = sandboxProblem;
     this.owner = owner;
     this.timings = timings;
     this.turns = turns;
@@ -123,6 +134,7 @@ final class AgentSession {
     this.argv = argv;
     this.threadId = threadId;
     this.workspace = new Workspace(workspace);
+    this.files = new BlockingLane(context.owner(), 1);
     this.acpSessionId = acpSessionId;
     this.tag = "agent " + spec.id() + " of " + threadId;
   }
@@ -254,7 +266,7 @@ final class AgentSession {
     starting = ready.future();
     long timer = context.owner().setTimer(timings.startTimeoutMs(), id -> ready.tryFail(new JsonRpcError(
         JsonRpcError.INTERNAL_ERROR, "the agent did not finish starting within " + timings.startTimeoutMs() / 1000 + " s")));
-    spawn(g).compose(v -> initialize(g)).compose(v -> openSession(g)).recover(err -> startFailure(g, err))
+    checkSandbox().compose(v -> spawn(g)).compose(v -> initialize(g)).compose(v -> openSession(g)).recover(err -> startFailure(g, err))
         .onComplete(done -> {
       if (done.succeeded()) {
         ready.tryComplete();
@@ -279,6 +291,34 @@ final class AgentSession {
       }
     });
     return starting;
+  }
+
+  /** Whether this agent runs in the sandbox: its mode, and whether bwrap works here. */
+  private boolean confinedHere() {
+    return spec.sandbox() == Sandbox.Mode.BWRAP || (spec.sandbox() == Sandbox.Mode.AUTO && sandboxProblem == null);
+  }
+
+  /** The argv of the agent or one of its terminals: inside the sandbox (docs/architecture.md) when it has one. */
+  private List<String> confined(List<String> command, Path cwd) {
+    return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd) : command;
+  }
+
+  /**
+   * Before a start: an agent that must be sandboxed where bwrap cannot run is refused; one that
+   * would be sandboxed if it could runs without, and the thread is told so once.
+   */
+  private Future<Void> checkSandbox() {
+    if (spec.sandbox() == Sandbox.Mode.BWRAP && sandboxProblem != null) {
+      return Future.failedFuture(new StartFailure("The agent " + spec.name() + " must run in a sandbox "
+          + "(agents[].sandbox is \"bwrap\"), but " + sandboxProblem + "."));
+    }
+    if (spec.sandbox() == Sandbox.Mode.AUTO && sandboxProblem != null && !toldUnconfined) {
+      toldUnconfined = true;
+      emit(system("The agent " + spec.name() + " runs without a sandbox: " + sandboxProblem + ". It can read "
+          + "whatever your user can, this gateway's token and database included. Install bubblewrap, or set "
+          + "agents[].sandbox to \"none\" to run it unconfined knowingly."));
+    }
+    return Future.succeededFuture();
   }
 
   /** A start that failed because the process died says so, with the last lines it wrote to stderr. */
@@ -321,7 +361,8 @@ final class AgentSession {
         }
       }
     });
-    g.terminals = new Terminals(context, workspace, tag, owner);
+    g.terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined);
+    // Unordered: one agent's slow spawn (or file call) never holds up another thread's.
     return context.owner().executeBlocking(() -> {
       Path dir = workspace.create();
       Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
@@ -330,7 +371,7 @@ final class AgentSession {
         emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
             + " MiB limit; it was dropped."));
       });
-      return StdioProcess.spawn(context, argv, spec.env(), cwd, tag, owner, new LineChannel.Listener() {
+      return StdioProcess.spawn(context, confined(argv, cwd), spec.env(), cwd, tag, owner, new LineChannel.Listener() {
         @Override
         public void line(String line) {
           lineBytes = line.length();
@@ -351,7 +392,7 @@ final class AgentSession {
           peer.closed();
         }
       });
-    }).compose(process -> {
+    }, false).compose(process -> {
       g.process = process;
       live.add(g);
       process.exited().onComplete(code -> exited(g, code.result()));
@@ -520,9 +561,9 @@ final class AgentSession {
         backlog.asked(g.process);
         yield permission(g, p).onComplete(x -> backlog.answered());
       }
-      case "fs/read_text_file" -> context.owner().executeBlocking(() -> (Object) new JsonObject().put("content",
+      case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
           alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
-      case "fs/write_text_file" -> context.owner().executeBlocking(() -> {
+      case "fs/write_text_file" -> files.run(() -> {
         alive(g).write(p.getValue("path"), p.getValue("content"));
         return (Object) null;
       });

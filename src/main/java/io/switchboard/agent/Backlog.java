@@ -20,9 +20,39 @@ final class Backlog {
   private long bytes;
   private int asked;
   private final List<StdioProcess> paused = new ArrayList<>();
+  /** Terminal output the room's terminals may keep, in all: an eighth of the heap. */
+  private final long terminalBudget;
+  private long terminalReserved;
 
   Backlog(int maxAsked) {
+    this(maxAsked, Runtime.getRuntime().maxMemory() / 8);
+  }
+
+  Backlog(int maxAsked, long terminalBudget) {
     this.maxAsked = maxAsked;
+    this.terminalBudget = terminalBudget;
+  }
+
+  /**
+   * Reserves room for a terminal's kept output: what was asked, or less when the room's budget is
+   * nearly spent; 0 when less than {@code minimum} is left (the terminal is refused).
+   */
+  int reserveTerminalOutput(int wanted, int minimum) {
+    long left = terminalBudget - terminalReserved;
+    int granted = (int) Math.min(wanted, Math.max(0, left));
+    if (granted < Math.min(wanted, minimum)) {
+      return 0;
+    }
+    terminalReserved += granted;
+    return granted;
+  }
+
+  void releaseTerminalOutput(int bytes) {
+    terminalReserved -= bytes;
+  }
+
+  long terminalOutputReserved() {
+    return terminalReserved;
   }
 
   /** Counts {@code n} bytes sent for recording by {@code source} (null: not from a process). */

@@ -9,10 +9,8 @@ import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,13 +28,20 @@ import java.util.concurrent.TimeUnit;
  */
 final class Terminals {
   static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
-  static final int MAX_OUTPUT_LIMIT = 16 * 1024 * 1024;
+  /** What one terminal may keep: 16 MiB, or a sixteenth of the heap if that is less (4 MiB at 64 MiB). */
+  static final int MAX_OUTPUT_LIMIT = (int) Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
+  /** Below this, a terminal is refused rather than kept almost blind. */
+  static final int MIN_OUTPUT_LIMIT = 4 * 1024;
   static final int MAX_TERMINALS = 32;
 
   private final Context context;
   private final Workspace workspace;
   private final String name;
   private final String owner;
+  /** The room's budget for kept terminal output (all terminals of all agents share it). */
+  private final Backlog backlog;
+  /** The argv a command runs as, in a working directory: in the agent's sandbox when it has one. */
+  private final java.util.function.BiFunction<List<String>, Path, List<String>> confine;
   private final Map<String, Terminal> terminals = new HashMap<>();
   /** Spawns under way: they count against the cap as much as running terminals. */
   private int spawning;
@@ -46,7 +51,10 @@ final class Terminals {
   /** How long an exited command's output may take to reach its end before the exit is reported. */
   static final long OUTPUT_SETTLE_MS = 200;
 
-  Terminals(Context context, Workspace workspace, String name, String owner) {
+  Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog,
+            java.util.function.BiFunction<List<String>, Path, List<String>> confine) {
+    this.backlog = backlog;
+    this.confine = confine;
     this.context = context;
     this.workspace = workspace;
     this.name = name;
@@ -57,35 +65,21 @@ final class Terminals {
   private static final class Terminal {
     final Process process;
     final String tree;
-    final int limit;
+    /** Filled by the terminal's reader thread; read on the event loop. */
+    final OutputRing output;
     /** Completes when the output reached its end (every child closed it). */
     final CompletableFuture<Void> eof = new CompletableFuture<>();
-    byte[] output = new byte[0];
-    boolean truncated;
     boolean killed;
     JsonObject exitStatus;
     final List<Promise<Object>> waiters = new ArrayList<>();
 
+    final int reserved;
+
     Terminal(Process process, String tree, int limit) {
       this.process = process;
       this.tree = tree;
-      this.limit = limit;
-    }
-
-    void append(byte[] bytes, int n) {
-      int keep = output.length + n;
-      byte[] merged = Arrays.copyOf(output, keep);
-      System.arraycopy(bytes, 0, merged, output.length, n);
-      if (keep > limit) {
-        int from = keep - limit;
-        // Never start in the middle of a UTF-8 sequence: skip continuation bytes.
-        while (from < keep && (merged[from] & 0xC0) == 0x80) {
-          from++;
-        }
-        merged = Arrays.copyOfRange(merged, from, keep);
-        truncated = true;
-      }
-      output = merged;
+      this.reserved = limit;
+      this.output = new OutputRing(limit);
     }
 
     void exited(int code) {
@@ -139,14 +133,20 @@ final class Terminals {
       env.put(key, value);
     }
     Object limitValue = p.getValue("outputByteLimit");
-    int limit = limitValue instanceof Number n ? (int) Math.min(Math.max(0, n.longValue()), MAX_OUTPUT_LIMIT)
-        : DEFAULT_OUTPUT_LIMIT;
+    int wanted = limitValue instanceof Number n ? (int) Math.min(Math.max(0, n.longValue()), MAX_OUTPUT_LIMIT)
+        : Math.min(DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT);
+    int limit = wanted == 0 ? 0 : backlog.reserveTerminalOutput(wanted, MIN_OUTPUT_LIMIT);
+    if (wanted > 0 && limit == 0) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the gateway already keeps as much "
+          + "terminal output as its memory allows; release some terminals first"));
+    }
     Object cwd = p.getValue("cwd");
     String tree = ProcessTree.newMark();
     spawning++;
     return context.owner().<Process>executeBlocking(() -> {
       Path dir = cwd == null ? workspace.create() : workspace.resolve(cwd);
-      ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
+      ProcessBuilder pb = new ProcessBuilder(confine.apply(argv, dir)).directory(dir.toFile())
+          .redirectErrorStream(true);
       pb.environment().putAll(env);
       ProcessTree.mark(pb.environment(), owner, tree);
       try {
@@ -154,11 +154,12 @@ final class Terminals {
       } catch (IOException e) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "cannot run " + command + ": " + e.getMessage());
       }
-    }, false).onComplete(x -> spawning--).<Object>map(process -> {
+    }, false).onComplete(x -> spawning--).onFailure(err -> backlog.releaseTerminalOutput(limit)).<Object>map(process -> {
       closeQuietly(process);
       Terminal t = new Terminal(process, tree, limit);
       if (closed) {
         kill(t); // the session ended while it was being spawned
+        backlog.releaseTerminalOutput(t.reserved);
         throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the session is ending");
       }
       String id = "term-" + (nextId++);
@@ -172,26 +173,26 @@ final class Terminals {
         : new JsonRpcError(JsonRpcError.INTERNAL_ERROR, String.valueOf(err.getMessage()))));
   }
 
-  /** Reads a terminal's output until it closes; the chunks land on the context in order. */
-  private void pump(InputStream in, Terminal t) {
+  /**
+   * Reads a terminal's output into its ring until it closes, on this thread: however fast the
+   * command writes, nothing but its end reaches the event loop.
+   */
+  private static void pump(InputStream in, Terminal t) {
     byte[] chunk = new byte[16 * 1024];
     try {
       int n;
       while ((n = in.read(chunk)) > 0) {
-        byte[] copy = Arrays.copyOf(chunk, n);
-        int count = n;
-        context.runOnContext(v -> t.append(copy, count));
+        t.output.write(chunk, 0, n);
       }
     } catch (IOException ignored) {
       // killed: the stream closed
     }
-    context.runOnContext(v -> t.eof.complete(null)); // after the last chunk it posted
+    t.eof.complete(null);
   }
 
   Future<Object> output(Object raw) {
     Terminal t = find(raw);
-    JsonObject result = new JsonObject().put("output", new String(t.output, StandardCharsets.UTF_8))
-        .put("truncated", t.truncated);
+    JsonObject result = new JsonObject().put("output", t.output.text()).put("truncated", t.output.truncated());
     if (t.exitStatus != null) {
       result.put("exitStatus", t.exitStatus.copy());
     }
@@ -216,7 +217,9 @@ final class Terminals {
   Future<Object> release(Object raw) {
     Terminal t = find(raw);
     kill(t);
-    terminals.values().remove(t);
+    if (terminals.values().remove(t)) {
+      backlog.releaseTerminalOutput(t.reserved);
+    }
     t.waiters.forEach(w -> w.tryFail(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "terminal released")));
     return Future.succeededFuture(new JsonObject());
   }
@@ -224,7 +227,10 @@ final class Terminals {
   /** The session ended: kill every terminal it left. */
   void killAll() {
     closed = true;
-    terminals.values().forEach(this::kill);
+    terminals.values().forEach(t -> {
+      kill(t);
+      backlog.releaseTerminalOutput(t.reserved);
+    });
     terminals.clear();
   }
 

@@ -1,24 +1,39 @@
 package io.switchboard.agent;
 
 import io.switchboard.jsonrpc.JsonRpcError;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A thread's working directory, and the only place its agent may read and write through
  * {@code fs/*} or run {@code terminal/*} commands. A path with a {@code ..} segment, an absolute
  * path elsewhere, or a symbolic link that leads out is refused with an error naming the path.
- * The methods here block: call them on a worker thread.
+ * Reads and writes open each folder from the root without following links, and touch only regular
+ * files. The methods here block: call them on a worker thread.
  */
 final class Workspace {
-  /** Files larger than this are not sent to an agent in one response. */
-  static final long MAX_READ_BYTES = 16L * 1024 * 1024;
+  /**
+   * Files larger than this are not sent to an agent in one response: 16 MiB, or a sixteenth of the
+   * heap if that is less (4 MiB at 64 MiB), since a read is held several times over while encoded.
+   */
+  static final long MAX_READ_BYTES = Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
 
   private final Path root;
 
@@ -81,28 +96,57 @@ final class Workspace {
   /** {@code fs/read_text_file}: the whole file, or {@code limit} lines from 1-based {@code line}. */
   String read(Object path, Integer line, Integer limit) {
     Path file = resolve(path);
-    try {
-      if (Files.size(file) > MAX_READ_BYTES) {
-        throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "file " + path + " is larger than "
-            + (MAX_READ_BYTES >> 20) + " MiB");
-      }
-      String content = Files.readString(file, StandardCharsets.UTF_8);
-      if (line == null && limit == null) {
-        return content;
-      }
-      List<String> lines = new ArrayList<>(List.of(content.split("\n", -1)));
-      int from = Math.max(0, (line == null ? 1 : line) - 1);
-      int to = limit == null ? lines.size() : Math.min(lines.size(), from + Math.max(0, limit));
-      return from >= lines.size() ? "" : String.join("\n", lines.subList(from, to));
-    } catch (NoSuchFileException e) {
-      throw new JsonRpcError(JsonRpcError.RESOURCE_NOT_FOUND, "Resource not found: " + path, path);
-    } catch (java.nio.charset.MalformedInputException e) {
-      throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "file " + path + " is not UTF-8 text");
-    } catch (IOException e) {
-      if (Files.isDirectory(file)) {
+    String content;
+    try (SecureDirectoryStream<Path> dir = openParent(file, false)) {
+      Path name = file.getFileName();
+      BasicFileAttributes attributes = attributes(dir, name, path);
+      if (attributes.isDirectory()) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, path + " is a directory");
       }
+      if (!attributes.isRegularFile()) {
+        // A named pipe would block the read for as long as nobody writes to it; a device never ends.
+        throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, path + " is not a regular file");
+      }
+      try (SeekableByteChannel in = dir.newByteChannel(name, Set.of(StandardOpenOption.READ,
+          LinkOption.NOFOLLOW_LINKS))) {
+        content = decode(readAtMost(in, path), path);
+      }
+    } catch (NoSuchFileException e) {
+      throw new JsonRpcError(JsonRpcError.RESOURCE_NOT_FOUND, "Resource not found: " + path, path);
+    } catch (IOException e) {
       throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "cannot read " + path + ": " + e.getMessage());
+    }
+    if (line == null && limit == null) {
+      return content;
+    }
+    List<String> lines = new ArrayList<>(List.of(content.split("\n", -1)));
+    int from = Math.max(0, (line == null ? 1 : line) - 1);
+    int to = limit == null ? lines.size() : Math.min(lines.size(), from + Math.max(0, limit));
+    return from >= lines.size() ? "" : String.join("\n", lines.subList(from, to));
+  }
+
+  /** Reads the whole channel, refusing more than {@link #MAX_READ_BYTES} (whatever the size said). */
+  private static byte[] readAtMost(SeekableByteChannel in, Object path) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(in.size(), MAX_READ_BYTES) + 1);
+    ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+    while (in.read(buffer) >= 0) {
+      if (out.size() + buffer.position() > MAX_READ_BYTES) {
+        throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "file " + path + " is larger than "
+            + (MAX_READ_BYTES >> 10) + " KiB, the most this gateway reads at once (it is sized from the heap); "
+            + "read it in parts with line and limit");
+      }
+      out.write(buffer.array(), 0, buffer.position());
+      buffer.clear();
+    }
+    return out.toByteArray();
+  }
+
+  private static String decode(byte[] bytes, Object path) {
+    try {
+      return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "file " + path + " is not UTF-8 text");
     }
   }
 
@@ -112,11 +156,70 @@ final class Workspace {
       throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "content must be a string");
     }
     Path file = resolve(path);
-    try {
-      Files.createDirectories(file.getParent());
-      Files.writeString(file, text, StandardCharsets.UTF_8);
+    try (SecureDirectoryStream<Path> dir = openParent(file, true)) {
+      Path name = file.getFileName();
+      try {
+        if (!attributes(dir, name, path).isRegularFile()) {
+          throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, path + " exists and is not a regular file");
+        }
+      } catch (JsonRpcError missing) {
+        if (missing.code() != JsonRpcError.RESOURCE_NOT_FOUND) {
+          throw missing;
+        }
+      }
+      try (SeekableByteChannel out = dir.newByteChannel(name, Set.of(StandardOpenOption.WRITE,
+          StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS))) {
+        ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        while (bytes.hasRemaining()) {
+          out.write(bytes);
+        }
+      }
     } catch (IOException e) {
       throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "cannot write " + path + ": " + e.getMessage());
     }
+  }
+
+  private static BasicFileAttributes attributes(SecureDirectoryStream<Path> dir, Path name, Object path)
+      throws IOException {
+    try {
+      return dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+    } catch (NoSuchFileException e) {
+      throw new JsonRpcError(JsonRpcError.RESOURCE_NOT_FOUND, "Resource not found: " + path, path);
+    }
+  }
+
+  /**
+   * Opens the folder that holds {@code file} (a real path inside the workspace) one component at a
+   * time from the workspace root, never following a link, so that a folder swapped for a symbolic
+   * link after {@link #resolve} cannot take the call outside: the check and the use are the same
+   * open file descriptors. {@code create} makes missing folders first.
+   */
+  private SecureDirectoryStream<Path> openParent(Path file, boolean create) throws IOException {
+    Path realRoot = create();
+    Path relative = realRoot.relativize(file.getParent() == null ? realRoot : file.getParent());
+    if (create && !relative.toString().isEmpty()) {
+      Files.createDirectories(realRoot.resolve(relative));
+    }
+    DirectoryStream<Path> rootStream = Files.newDirectoryStream(realRoot);
+    if (!(rootStream instanceof SecureDirectoryStream<Path> dir)) {
+      rootStream.close();
+      throw new IOException("this platform cannot open folders without following links");
+    }
+    for (Path component : relative) {
+      if (component.toString().isEmpty()) {
+        continue;
+      }
+      SecureDirectoryStream<Path> next;
+      try {
+        next = dir.newDirectoryStream(component, LinkOption.NOFOLLOW_LINKS);
+      } catch (IOException e) {
+        dir.close();
+        throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "path " + file + " goes through " + component
+            + ", which is not a folder inside the workspace (" + e.getMessage() + ")");
+      }
+      dir.close();
+      dir = next;
+    }
+    return dir;
   }
 }

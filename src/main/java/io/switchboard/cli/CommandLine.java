@@ -10,7 +10,7 @@ import java.util.Map;
  * subcommands' own options ({@code token --rotate}; {@code ledger --json --state S --limit N}).
  */
 public record CommandLine(Command command, boolean rotate, Map<Override, String> flags, boolean json,
-                          String state, int limit) {
+                          String state, int limit, boolean verify) {
 
   public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, HELP, VERSION }
 
@@ -19,6 +19,7 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
              java -jar switchboard.jar token [--rotate] [options]
              java -jar switchboard.jar doctor [options]
              java -jar switchboard.jar ledger [--state pending|all] [--limit N] [--json] [options]
+             java -jar switchboard.jar ledger verify [options]
              java -jar switchboard.jar --help | --version
 
       Switchboard drives ACP coding agents from a browser chat and IM apps, and lets you
@@ -33,6 +34,7 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         ledger             list permission requests and how they ended, newest first
                            (--state pending|all, default all; --limit N, default 50; --json);
                            safe while the gateway runs
+        ledger verify      check the ledger's hash chain; name the first broken link and exit 1
 
       Options (each also SWITCHBOARD_<NAME> in the environment and a key in the config file):
         --config FILE      configuration file (default: conf/switchboard.json if present)
@@ -51,14 +53,15 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     boolean json = false;
     String state = null;
     Integer limit = null;
+    boolean verify = false;
     Map<Override, String> flags = new EnumMap<>(Override.class);
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.equals("--help") || arg.equals("-h")) {
-        return new CommandLine(Command.HELP, false, flags, false, "all", 50);
+        return new CommandLine(Command.HELP, false, flags, false, "all", 50, false);
       }
       if (arg.equals("--version") || arg.equals("-V")) {
-        return new CommandLine(Command.VERSION, false, flags, false, "all", 50);
+        return new CommandLine(Command.VERSION, false, flags, false, "all", 50, false);
       }
       if (arg.equals("--rotate")) {
         rotate = true;
@@ -110,6 +113,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         flags.put(o, value);
         continue;
       }
+      if (command == Command.LEDGER && arg.equals("verify") && !verify) {
+        verify = true;
+        continue;
+      }
       if (command != null) {
         throw new UsageException(arg, "unexpected argument");
       }
@@ -131,6 +138,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
       throw new UsageException(json ? "--json" : state != null ? "--state" : "--limit",
           "only goes with the ledger subcommand");
     }
-    return new CommandLine(command, rotate, flags, json, state == null ? "all" : state, limit == null ? 50 : limit);
+    if (verify && (json || state != null || limit != null)) {
+      throw new UsageException(json ? "--json" : state != null ? "--state" : "--limit", "does not go with ledger verify");
+    }
+    return new CommandLine(command, rotate, flags, json, state == null ? "all" : state, limit == null ? 50 : limit,
+        verify);
   }
 }

@@ -40,6 +40,7 @@ public final class Doctor {
     for (PluginSpec p : settings.plugins()) {
       command("plugin " + p.id(), p.command(), p.cwd());
     }
+    sandbox();
     port();
     out.println(problems == 0 ? "All checks passed." : problems + " problem(s) found.");
     return problems;
@@ -128,6 +129,31 @@ public final class Doctor {
       problem("port " + http.port() + " on " + http.host() + " is busy (" + e.getMessage()
           + "): another program, or a running Switchboard, listens there; pick another with --port");
     }
+  }
+
+  /** Whether agents can be confined here, and what each agent's setting makes of that. */
+  private void sandbox() {
+    String problem = io.switchboard.process.Sandbox.probe();
+    if (problem == null) {
+      ok("sandbox: bubblewrap runs here; agents run confined unless their \"sandbox\" is \"none\"");
+    }
+    for (AgentSpec a : settings.agents()) {
+      switch (a.sandbox()) {
+        case NONE -> warn("agent " + a.id() + " runs unconfined (\"sandbox\": \"none\"): it can read the token and "
+            + "the database");
+        case BWRAP -> check(problem == null, "agent " + a.id() + " runs in the sandbox",
+            "agent " + a.id() + " must run in a sandbox (\"sandbox\": \"bwrap\") but " + problem);
+        case AUTO -> {
+          if (problem != null) {
+            warn("agent " + a.id() + " will run unconfined: " + problem);
+          }
+        }
+      }
+    }
+  }
+
+  private void warn(String text) {
+    out.println("warn  " + text);
   }
 
   private void check(boolean good, String okText, String problemText) {

@@ -225,7 +225,7 @@ public final class SettingsLoader {
       throw new ConfigException("agents", "must list at least one agent");
     }
     for (Node a : agentNodes) {
-      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod");
+      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod", "sandbox");
       String id = a.id("id");
       if (!agentIds.add(id)) {
         throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
@@ -239,9 +239,17 @@ public final class SettingsLoader {
       if (builtin != null && !BUILTIN_AGENTS.contains(builtin)) {
         throw new ConfigException(a.key("builtin"), "unknown built-in agent \"" + builtin + "\" (known: demo)");
       }
+      io.switchboard.process.Sandbox.Mode sandbox = io.switchboard.process.Sandbox.Mode.AUTO;
+      if (a.has("sandbox")) {
+        try {
+          sandbox = io.switchboard.process.Sandbox.Mode.parse(a.string("sandbox", true));
+        } catch (IllegalArgumentException e) {
+          throw new ConfigException(a.key("sandbox"), e.getMessage());
+        }
+      }
       agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
           a.has("cwd") ? a.path("cwd") : null,
-          a.has("authMethod") ? a.string("authMethod", true) : null));
+          a.has("authMethod") ? a.string("authMethod", true) : null, sandbox));
     }
     String defaultAgent = root.string("defaultAgent", true);
     if (!agentIds.contains(defaultAgent)) {

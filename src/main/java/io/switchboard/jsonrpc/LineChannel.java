@@ -289,10 +289,31 @@ public final class LineChannel {
                                                                    Handler<String> handler) {
     java.util.concurrent.CompletableFuture<Void> end = new java.util.concurrent.CompletableFuture<>();
     daemon(() -> {
-      try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(stream, StandardCharsets.UTF_8))) {
-        String l;
-        while ((l = reader.readLine()) != null) {
-          handler.handle(l.length() > 4000 ? l.substring(0, 4000) + "…" : l);
+      try (var reader = new java.io.InputStreamReader(stream, StandardCharsets.UTF_8)) {
+        // Not readLine(): a line that never ends would grow without bound. Past the limit the rest of
+        // the line is skipped, so a process can fill its stderr for ever and cost 4,000 characters.
+        StringBuilder line = new StringBuilder();
+        boolean cut = false;
+        char[] chunk = new char[8192];
+        int n;
+        while ((n = reader.read(chunk)) >= 0) {
+          for (int i = 0; i < n; i++) {
+            char c = chunk[i];
+            if (c == '\n' || c == '\r') {
+              if (line.length() > 0 || cut) {
+                handler.handle(cut ? line + "…" : line.toString());
+              }
+              line.setLength(0);
+              cut = false;
+            } else if (line.length() < STDERR_LINE_CHARS) {
+              line.append(c);
+            } else {
+              cut = true;
+            }
+          }
+        }
+        if (line.length() > 0 || cut) {
+          handler.handle(cut ? line + "…" : line.toString());
         }
       } catch (IOException ignored) {
         // the process is gone
@@ -301,4 +322,7 @@ public final class LineChannel {
     }, threadName).start();
     return end;
   }
+
+  /** The most of one stderr line that is kept (and logged). */
+  static final int STDERR_LINE_CHARS = 4000;
 }

@@ -23,8 +23,10 @@ import org.slf4j.LoggerFactory;
 public final class StdioProcess {
   private static final Logger log = LoggerFactory.getLogger(StdioProcess.class);
   public static final long GRACE_MS = 2_000;
-  public static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
-  public static final long MAX_QUEUED_BYTES = 64L * 1024 * 1024;
+  /** The longest line read from a child: 8 MiB, or a sixteenth of the heap if less (4 MiB at 64 MiB). */
+  public static final int MAX_LINE_BYTES = (int) Math.min(8L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
+  /** What may wait to be written to one child: 64 MiB, or an eighth of the heap if less (8 MiB at 64 MiB). */
+  public static final long MAX_QUEUED_BYTES = Math.min(64L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 8);
   private static final int STDERR_LINES_KEPT = 12;
   private static final int STDERR_LINE_CHARS = 300;
 

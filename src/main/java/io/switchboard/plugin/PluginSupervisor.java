@@ -34,6 +34,9 @@ import org.slf4j.LoggerFactory;
 final class PluginSupervisor {
   private static final Logger log = LoggerFactory.getLogger(PluginSupervisor.class);
   private static final int DELIVERY_BATCH = 100;
+  /** The most of a turn's text kept for its durable final reply: 1 MiB of characters, or a 64th of the heap. */
+  static final int MAX_REPLY_CHARS = (int) Math.min(1024 * 1024, Runtime.getRuntime().maxMemory() / 64);
+  static final String REPLY_CUT = "\n\n[… the rest of this reply is too long for the chat; it is in the web chat]";
   private static final String HELP = "Commands: /new starts a new conversation, /stop stops the agent's current "
       + "turn, /status shows this chat's thread and agent, /help shows this text.";
 
@@ -157,7 +160,7 @@ final class PluginSupervisor {
       return StdioProcess.spawn(context, spec.command(), env, cwd, tag, ProcessTree.ownerOf(settings.dataDir()),
           g.peer.listener(bytes ->
           log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES)));
-    }).onSuccess(process -> {
+    }, false).onSuccess(process -> {
       g.process = process;
       gen = g;
       state = State.RUNNING;
@@ -415,7 +418,14 @@ final class PluginSupervisor {
         if ("agent_message_chunk".equals(update.getString("sessionUpdate"))) {
           // Agent output is read leniently: a content or text of another type adds nothing.
           Object text = Dialect.object(update, "content").getValue("text");
-          turnText.computeIfAbsent(threadId, t -> new StringBuilder()).append(text instanceof String s ? s : "");
+          StringBuilder reply = turnText.computeIfAbsent(threadId, t -> new StringBuilder());
+          if (text instanceof String s && reply.length() < MAX_REPLY_CHARS) {
+            // Bounded: an agent that talks without end costs the chat's final reply, not the heap.
+            reply.append(s, 0, Math.min(s.length(), MAX_REPLY_CHARS - reply.length()));
+            if (reply.length() == MAX_REPLY_CHARS) {
+              reply.append(REPLY_CUT);
+            }
+          }
         }
         if (gen != null && gen.ready) {
           attached.forEach(r -> send(gen, dialect.stream(r, update)));

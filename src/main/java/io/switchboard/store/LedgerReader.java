@@ -58,4 +58,71 @@ public final class LedgerReader {
     }
     return out;
   }
+
+  /** What {@code ledger verify} found: how many events are chained, and the first broken link (or null). */
+  public record Verification(long chained, long unchained, Long brokenEventId, String brokenRequestId, String why) {
+    public boolean intact() {
+      return brokenEventId == null;
+    }
+  }
+
+  /**
+   * Walks the audit events in order, recomputing each hash from the one before, and checks each
+   * request's digest against what it asked and each end event against the row's end state. Events
+   * written before the chain existed (schema version 3 and earlier) come first and are counted as
+   * unchained; after the first chained event, every event must be chained.
+   */
+  public static Verification verify(Path db) throws SQLException {
+    long chained = 0;
+    long unchained = 0;
+    String previous = LedgerChain.GENESIS;
+    try (Connection c = open(db);
+         PreparedStatement events = c.prepareStatement("SELECT e.id, e.request_id, e.at, e.event, e.surface, "
+             + "e.user_name, e.detail, e.hash, r.request_id AS known, r.tool_call, r.options, r.digest, r.state, "
+             + "r.option_id, r.option_kind, r.reason, r.answered_surface, r.answered_user, r.ended_at "
+             + "FROM permission_event e LEFT JOIN permission_request r ON r.request_id = e.request_id ORDER BY e.id");
+         ResultSet rs = events.executeQuery()) {
+      while (rs.next()) {
+        long id = rs.getLong("id");
+        String requestId = rs.getString("request_id");
+        String event = rs.getString("event");
+        String hash = rs.getString("hash");
+        if (hash == null) {
+          if (chained > 0) {
+            return new Verification(chained, unchained, id, requestId, "event " + event + " carries no hash, "
+                + "though events before it do");
+          }
+          unchained++;
+          continue;
+        }
+        if (rs.getString("known") == null) {
+          return new Verification(chained, unchained, id, requestId, "its request is not in the ledger");
+        }
+        String vouches = null;
+        if (event.equals("registered")) {
+          String digest = LedgerChain.digest(rs.getString("tool_call"), rs.getString("options"));
+          if (!digest.equals(rs.getString("digest"))) {
+            return new Verification(chained, unchained, id, requestId, "what the request asked (its tool call or "
+                + "options) is not what was registered");
+          }
+          vouches = digest;
+        } else if (event.equals("selected") || event.equals("cancelled")) {
+          long endedAt = rs.getLong("ended_at");
+          Long ended = rs.wasNull() ? null : endedAt;
+          vouches = LedgerChain.endState(rs.getString("state"), rs.getString("option_id"), rs.getString("option_kind"),
+              rs.getString("reason"), rs.getString("answered_surface"), rs.getString("answered_user"), ended);
+        }
+        String expected = LedgerChain.link(previous, requestId, rs.getLong("at"), event, rs.getString("surface"),
+            rs.getString("user_name"), rs.getString("detail"), vouches);
+        if (!expected.equals(hash)) {
+          return new Verification(chained, unchained, id, requestId, "its hash does not follow from the event "
+              + "before it and what it records (an event was edited, inserted or removed"
+              + (vouches == null ? "" : ", or the request's row was changed") + ")");
+        }
+        previous = hash;
+        chained++;
+      }
+    }
+    return new Verification(chained, unchained, null, null, null);
+  }
 }

@@ -92,5 +92,9 @@ final class Migrations {
           )""",
           "CREATE INDEX outbox_pending ON outbox (plugin_id, state, seq)",
           "CREATE INDEX outbox_by_request ON outbox (request_id)",
-          "ALTER TABLE thread ADD COLUMN started_by TEXT"));
+          "ALTER TABLE thread ADD COLUMN started_by TEXT"),
+      // 4: tamper evidence: a digest of what each request asked, a hash chain over the audit events
+      List.of(
+          "ALTER TABLE permission_request ADD COLUMN digest TEXT",
+          "ALTER TABLE permission_event ADD COLUMN hash TEXT"));
 }

@@ -50,6 +50,8 @@ public final class StoreRoom extends VerticleBase {
   private Pool readers;
   private final ArrayDeque<QueuedWrite> queue = new ArrayDeque<>();
   private boolean flushing;
+  /** The newest audit event's hash; null after a rollback (read again from the database). Writer thread only. */
+  private String chainHead;
   /** The writer connection's synchronous level (used on the writer thread only). */
   private volatile boolean synchronousFull = true;
   private Promise<Void> drained;
@@ -143,7 +145,7 @@ public final class StoreRoom extends VerticleBase {
         log.info("database migrated to schema version {}", v);
       }
     } catch (SQLException e) {
-      writeConnection.rollback();
+      rollback();
       throw e;
     }
     return target;
@@ -208,7 +210,7 @@ public final class StoreRoom extends VerticleBase {
       writeConnection.commit();
       return results;
     } catch (SQLException | RuntimeException batchFailure) {
-      writeConnection.rollback();
+      rollback();
       if (batch.size() == 1) {
         return List.of(new Done(null, batchFailure));
       }
@@ -224,7 +226,7 @@ public final class StoreRoom extends VerticleBase {
         writeConnection.commit();
         results.add(new Done(reply, null));
       } catch (SQLException | RuntimeException e) {
-        writeConnection.rollback();
+        rollback();
         results.add(new Done(null, e));
       } catch (Error fatal) {
         rollbackAfter(fatal);
@@ -252,9 +254,15 @@ public final class StoreRoom extends VerticleBase {
     }
   }
 
+  /** Rolls the open transaction back; the chain head it may have moved is read again. */
+  private void rollback() throws SQLException {
+    chainHead = null;
+    writeConnection.rollback();
+  }
+
   private void rollbackAfter(Error fatal) {
     try {
-      writeConnection.rollback();
+      rollback();
     } catch (SQLException | RuntimeException e) {
       fatal.addSuppressed(e);
     }
@@ -295,12 +303,13 @@ public final class StoreRoom extends VerticleBase {
     String eligible = b.getJsonArray("eligible", new JsonArray()).encode();
     long at = b.getLong("createdAt", System.currentTimeMillis());
     return conn -> {
+      String digest = LedgerChain.digest(toolCall, options);
       update(conn, """
           INSERT INTO permission_request
-            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)""", id, threadId, sessionId, agentId, toolCall, options,
-          eligible, at);
-      insertEvent(conn, id, at, "registered", null, null, null);
+            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at, digest)
+          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""", id, threadId, sessionId, agentId, toolCall, options,
+          eligible, at, digest);
+      insertEvent(conn, id, at, "registered", null, null, null, digest);
       // The card for every IM surface is durable in the same transaction as the ledger row.
       JsonObject card = new JsonObject().put("requestId", id).put("threadId", threadId).put("sessionId", sessionId)
           .put("toolCall", new JsonObject(toolCall)).put("options", new JsonArray(options)).put("createdAt", at);
@@ -339,7 +348,8 @@ public final class StoreRoom extends VerticleBase {
       if (changed != 1) {
         throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
       }
-      insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason);
+      insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason,
+          LedgerChain.endState(state, optionId, optionKind, reason, surface, user, at));
       // Every IM card of the request is superseded by its end state, in the same transaction.
       JsonArray touched = Outbox.supersede(conn, id, endBody(id, outcome, at), at);
       return new JsonObject().put("requestId", id).put(OUTBOX_TOUCHED, touched);
@@ -354,7 +364,7 @@ public final class StoreRoom extends VerticleBase {
     String user = b.getString("user");
     String detail = b.getString("detail");
     return conn -> {
-      insertEvent(conn, id, at, event, surface, user, detail);
+      insertEvent(conn, id, at, event, surface, user, detail, null);
       return new JsonObject().put("requestId", id);
     };
   }
@@ -378,7 +388,8 @@ public final class StoreRoom extends VerticleBase {
         String id = request.getString("requestId");
         update(conn, "UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ? "
             + "WHERE request_id = ? AND state = 'pending'", reason, at, id);
-        insertEvent(conn, id, at, "cancelled", null, null, reason);
+        insertEvent(conn, id, at, "cancelled", null, null, reason,
+            LedgerChain.endState("cancelled", null, null, reason, null, null, at));
         JsonObject outcome = new JsonObject().put("outcome", "cancelled").put("reason", reason);
         request.put("state", "cancelled").put("endedAt", at).put("outcome", outcome);
         touched.addAll(Outbox.supersede(conn, id, endBody(id, outcome, at), at));
@@ -396,10 +407,16 @@ public final class StoreRoom extends VerticleBase {
     };
   }
 
-  private static void insertEvent(Connection conn, String id, long at, String event, String surface, String user,
-                                  String detail) throws SQLException {
-    update(conn, "INSERT INTO permission_event (request_id, at, event, surface, user_name, detail) "
-        + "VALUES (?, ?, ?, ?, ?, ?)", id, at, event, surface, user, detail);
+  /** Appends an audit event, chained to the one before (LedgerChain); writer thread only. */
+  private void insertEvent(Connection conn, String id, long at, String event, String surface, String user,
+                           String detail, String vouches) throws SQLException {
+    if (chainHead == null) {
+      chainHead = LedgerChain.head(conn);
+    }
+    String hash = LedgerChain.link(chainHead, id, at, event, surface, user, detail, vouches);
+    update(conn, "INSERT INTO permission_event (request_id, at, event, surface, user_name, detail, hash) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?)", id, at, event, surface, user, detail, hash);
+    chainHead = hash;
   }
 
   static int update(Connection conn, String sql, Object... args) throws SQLException {

@@ -47,11 +47,16 @@ class BadAgentTest {
     }
   }
 
-  /** A thread whose bad agent writes the pids it starts (its own, or its children's) to a file. */
+  /**
+   * A thread whose bad agent writes the pids it starts (its own, or its children's) to a file.
+   * Unconfined: these tests check the process marks that find an unsandboxed agent's leftovers (a
+   * sandboxed one's die with its PID namespace, and its pids are not the host's).
+   */
   private String threadWithPids(Vertx vertx, String mode) {
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
         new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), mode),
-            java.util.Map.of("BAD_AGENT_PIDS", dir.resolve("pids").toString()), null, null)).start();
+            java.util.Map.of("BAD_AGENT_PIDS", dir.resolve("pids").toString()), null, null,
+            io.switchboard.process.Sandbox.Mode.NONE)).start();
     return gateway.thread("bad", "web");
   }
 

@@ -31,7 +31,8 @@ class ClaudeAgentAcpTest {
     Path home = Files.createDirectories(dir.resolve("home"));
     // As root the adapter only starts sessions when told it runs in a sandbox (IS_SANDBOX).
     AgentSpec claude = new AgentSpec("claude", "Claude Code", null, Peers.claudeAgentAcp(),
-        Map.of("HOME", home.toString(), "IS_SANDBOX", "1", "ANTHROPIC_API_KEY", ""), null, null);
+        Map.of("HOME", home.toString(), "IS_SANDBOX", "1", "ANTHROPIC_API_KEY", ""), null, null,
+        io.switchboard.process.Sandbox.Mode.BWRAP);
     AgentHarness gateway = new AgentHarness(vertx, dir.resolve("data"), new AgentRoom.Timings(60_000, 5_000), claude)
         .start();
     try {

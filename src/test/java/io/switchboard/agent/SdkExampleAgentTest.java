@@ -26,7 +26,9 @@ class SdkExampleAgentTest {
   @BeforeEach
   void start(Vertx vertx) {
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 5_000),
-        AgentHarness.command("example", Peers.sdkExampleAgent())).start();
+        // In the sandbox, always: a real agent must run its whole turns confined.
+        AgentHarness.command("example", Peers.sdkExampleAgent()).withSandbox(io.switchboard.process.Sandbox.Mode.BWRAP))
+        .start();
     t = gateway.thread("example", "web");
   }
 

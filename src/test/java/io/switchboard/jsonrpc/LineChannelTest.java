@@ -170,4 +170,17 @@ class LineChannelTest {
     waitFor(closed::get, "the end of the stream", 60_000);
     assertEquals(16 * 1024, lines.size());
   }
+
+  @Test
+  void stderrLinesAreCutShortHoweverLongTheyGrow() throws Exception {
+    // 10 MiB with no line end (a progress bar that never ends its line), then two short lines.
+    byte[] endless = ("x".repeat(10 * 1024 * 1024) + "\rnext\r\nlast").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.util.List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+    LineChannel.drain(new java.io.ByteArrayInputStream(endless), "test-stderr", lines::add)
+        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertEquals(3, lines.size(), "lines: " + lines.size());
+    assertEquals("x".repeat(LineChannel.STDERR_LINE_CHARS) + "\u2026", lines.get(0));
+    assertEquals("next", lines.get(1));
+    assertEquals("last", lines.get(2));
+  }
 }

@@ -248,6 +248,16 @@ class LauncherIT {
     gateway.destroy();
     assertTrue(gateway.waitFor(30, TimeUnit.SECONDS));
     assertEquals(2, run("ledger", "--limit", "0").code(), "a bad limit is bad usage");
+    // The chain holds what happened (registered x2, selected, voided); one edited event breaks it.
+    Result intact = run("ledger", "verify");
+    assertEquals(0, intact.code(), intact.out() + intact.err());
+    assertTrue(intact.out().contains("intact: 4 audit events chained"), intact.out());
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + data.resolve("switchboard.db"))) {
+      c.createStatement().execute("UPDATE permission_event SET user_name = 'mallory' WHERE event = 'selected'");
+    }
+    Result broken = run("ledger", "verify");
+    assertEquals(1, broken.code(), broken.out());
+    assertTrue(broken.out().contains("broken at audit event 3 (request pr_answered)"), broken.out());
   }
 
   @Test

@@ -6,51 +6,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
-import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * No process the gateway started outlives it for long: an agent that ignores the end of its stdin,
  * with children (one in a session of its own), survives a gateway SIGKILL; the next gateway on the
  * same data directory kills them all before it starts anything.
  */
-class ProcessLeftoversIT {
-  static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
-
-  @TempDir
-  Path dir;
-  Process gateway;
-  Vertx vertx = Vertx.vertx();
-
-  @AfterEach
-  void stop() {
-    if (gateway != null) {
-      gateway.destroyForcibly();
-    }
-    PermissionHarness.await(vertx.close());
-  }
+class ProcessLeftoversIT extends BadAgentJar {
 
   @Test
   void aRestartedGatewayKillsWhatAKilledOneLeftRunning() throws Exception {
     Path pids = dir.resolve("pids");
-    JsonObject config = new JsonObject().put("http", new JsonObject().put("port", 0))
-        .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", "stubborn")
-        .put("agents", new JsonArray().add(new JsonObject().put("id", "stubborn")
-            .put("command", new JsonArray().add("node").add(SCRIPT.toString()).add("stubborn"))
-            .put("env", new JsonObject().put("BAD_AGENT_PIDS", pids.toString()))));
-    Path file = dir.resolve("switchboard.json");
-    Files.writeString(file, config.encode());
-    JarGateway first = JarGateway.start(dir, file);
-    gateway = first.process();
-    ChatClient web = ChatClient.open(vertx, first.port(), Files.readString(dir.resolve("data/token")).trim());
+    // Unconfined: the marks are what finds an unsandboxed agent's leftovers (and its pids are the host's).
+    Path file = config("stubborn", new JsonObject().put("env", new JsonObject().put("BAD_AGENT_PIDS", pids.toString()))
+        .put("sandbox", "none"));
+    JarGateway first = start(file, List.of());
+    ChatClient web = ChatClient.open(vertx, first.port(), token());
     List<JsonObject> frames = new java.util.concurrent.CopyOnWriteArrayList<>();
     web.ws.textMessageHandler(t -> frames.add(new JsonObject(t)));
     web.ws.writeTextMessage(new JsonObject().put("type", "new_thread").put("clientRef", "t").encode());
@@ -67,7 +44,7 @@ class ProcessLeftoversIT {
     assertEquals(3, left.stream().filter(ProcessLeftoversIT::alive).count(),
         "a SIGKILLed gateway leaves the stubborn agent and its children running");
 
-    gateway = JarGateway.start(dir, file).process();
+    start(file, List.of());
     PermissionHarness.waitFor(() -> left.stream().noneMatch(ProcessLeftoversIT::alive),
         "the restarted gateway to kill " + left, 15_000);
     assertTrue(Files.readString(dir.resolve("gateway.log")).contains("that an earlier gateway on this data directory"

@@ -50,6 +50,8 @@ public final class AgentHarness implements AutoCloseable {
 
   /** The agent room's limit on open permission questions. */
   public int maxQuestions = Integer.MAX_VALUE;
+  /** When set, the agent room believes agents cannot be sandboxed here, for this reason. */
+  public String sandboxProblem;
 
   public Settings settings() {
     return new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dataDir, agents.get(0).id(), agents,
@@ -61,7 +63,8 @@ public final class AgentHarness implements AutoCloseable {
     deployments.push(await(vertx.deployVerticle(new StoreRoom(settings.databaseFile()))));
     deployments.push(await(vertx.deployVerticle(new PermissionRoom())));
     deployments.push(await(vertx.deployVerticle(new ThreadRoom(settings))));
-    deployments.push(await(vertx.deployVerticle(new AgentRoom(settings, timings, maxQuestions))));
+    deployments.push(await(vertx.deployVerticle(sandboxProblem == null ? new AgentRoom(settings, timings, maxQuestions)
+        : new AgentRoom(settings, timings, maxQuestions, () -> sandboxProblem))));
     await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
     return this;
   }

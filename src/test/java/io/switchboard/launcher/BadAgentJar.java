@@ -1,0 +1,52 @@
+package io.switchboard.launcher;
+
+import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.PermissionHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real jar with one scripted bad agent (src/test/badpeers/bad-agent.js) as its default agent. */
+abstract class BadAgentJar {
+  static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+
+  @TempDir
+  Path dir;
+  Process gateway;
+  final Vertx vertx = Vertx.vertx();
+
+  @AfterEach
+  void stopGateway() {
+    if (gateway != null) {
+      gateway.destroyForcibly();
+    }
+    PermissionHarness.await(vertx.close());
+  }
+
+  /** Writes the config: the agent runs the script in {@code mode}, with {@code extra} fields (env, sandbox). */
+  Path config(String mode, JsonObject extra) throws Exception {
+    JsonObject agent = new JsonObject().put("id", mode)
+        .put("command", new JsonArray().add("node").add(SCRIPT.toString()).add(mode)).mergeIn(extra);
+    JsonObject config = new JsonObject().put("http", new JsonObject().put("port", 0))
+        .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", mode)
+        .put("agents", new JsonArray().add(agent));
+    Path file = dir.resolve("switchboard.json");
+    Files.writeString(file, config.encode());
+    return file;
+  }
+
+  JarGateway start(Path config, List<String> jvmFlags) throws Exception {
+    JarGateway started = JarGateway.start(dir, config, jvmFlags);
+    gateway = started.process();
+    return started;
+  }
+
+  String token() throws Exception {
+    return Files.readString(dir.resolve("data/token")).trim();
+  }
+}

@@ -1,0 +1,72 @@
+package io.switchboard.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.JarGateway;
+import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A hostile agent against the real jar at the systemd unit's heap (-Xmx64m): it runs {@code yes}
+ * in 32 terminals, reads a named pipe and a 20 MiB file, then asks a question. The gateway must
+ * stay up and answering, keep terminal output within a budget sized from its heap, refuse the
+ * pipe and the oversized file with clear errors, and still carry the question to a human.
+ */
+class HostileAgentIT extends BadAgentJar {
+
+  @Test
+  void floodingTerminalsPipesAndBigFilesCannotTakeA64MiBGatewayDown() throws Exception {
+    JarGateway started = start(config("flood", new JsonObject()), List.of("-Xmx64m", "-XX:+UseSerialGC"));
+    ChatClient web = ChatClient.open(vertx, started.port(), token());
+    web.next("welcome");
+    String thread = web.send(new JsonObject().put("type", "new_thread")).next("thread").getString("threadId");
+    web.send(new JsonObject().put("type", "attach").put("threadId", thread));
+    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "flood"));
+
+    JsonObject card = web.next(f -> "permission_request".equals(f.getString("type")), "the question after the flood");
+    web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+        .put("optionId", "allow"));
+    JsonObject end = web.next(f -> "event".equals(f.getString("type"))
+        && "turn_ended".equals(f.getJsonObject("event").getString("kind")), "the end of the turn");
+    assertEquals("end_turn", end.getJsonObject("event").getString("stopReason"), "the answer reached the agent");
+
+    JsonObject report = report(web.seen);
+    long heap = 64L * 1024 * 1024;
+    assertTrue(report.getInteger("terminals") >= 1, report.encode());
+    assertTrue(report.getLong("kept") <= heap / 8, "terminal output kept: " + report.getLong("kept"));
+    assertTrue(report.getString("pipe").contains("not a regular file"), report.encode());
+    assertTrue(report.getString("big").contains("larger than"), report.encode());
+
+    HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + started.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, health.statusCode());
+    assertTrue(gateway.isAlive());
+    assertFalse(Files.readString(dir.resolve("gateway.log")).contains("OutOfMemoryError"));
+    assertFalse(Files.exists(dir.resolve("gateway.out")) && Files.readString(dir.resolve("gateway.out"))
+        .contains("OutOfMemoryError"));
+  }
+
+  private static JsonObject report(List<JsonObject> frames) {
+    StringBuilder text = new StringBuilder();
+    for (JsonObject f : frames) {
+      JsonObject event = f.getJsonObject("event");
+      if ("event".equals(f.getString("type")) && "acp".equals(event.getString("kind"))
+          && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
+        text.append(event.getJsonObject("update").getJsonObject("content").getString("text"));
+      }
+    }
+    int at = text.indexOf("REPORT:");
+    assertTrue(at >= 0, "no report in " + text);
+    return new JsonObject(text.substring(at + 7, text.indexOf("\n", at)));
+  }
+}
