@@ -56,6 +56,13 @@ public final class PermissionRoom extends VerticleBase {
   }
 
   private final int maxPending;
+  /**
+   * What the pending requests' tool calls and options may take in all, in encoded bytes: a quarter
+   * of the heap. The count above assumes small requests; a request holds its whole tool call (a
+   * diff, a file's content), so a few large ones are bounded by size instead.
+   */
+  private final long maxPendingBytes;
+  private long pendingBytes;
 
   private final Map<String, Pending> pending = new LinkedHashMap<>();
   private final Map<String, JsonObject> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
@@ -91,6 +98,11 @@ public final class PermissionRoom extends VerticleBase {
   }
 
   public PermissionRoom(int maxPending) {
+    this(maxPending, Runtime.getRuntime().maxMemory() / 4);
+  }
+
+  public PermissionRoom(int maxPending, long maxPendingBytes) {
+    this.maxPendingBytes = maxPendingBytes;
     this.maxPending = maxPending;
   }
 
@@ -100,6 +112,8 @@ public final class PermissionRoom extends VerticleBase {
     final Registration reg;
     final Set<String> eligible;
     final long createdAt;
+    /** What its tool call and options take, encoded: counted against the room's byte budget. */
+    final long bytes;
     final Promise<JsonObject> outcome = Promise.promise();
     boolean shown;
 
@@ -108,6 +122,7 @@ public final class PermissionRoom extends VerticleBase {
       this.reg = reg;
       this.eligible = new LinkedHashSet<>(reg.eligible());
       this.createdAt = createdAt;
+      this.bytes = reg.toolCall().encode().length() + (long) reg.options().encode().length();
     }
   }
 
@@ -177,7 +192,8 @@ public final class PermissionRoom extends VerticleBase {
       return;
     }
     Pending p = new Pending(newId(), reg, System.currentTimeMillis());
-    boolean overLimit = pending.size() >= maxPending;
+    boolean overLimit = pending.size() >= maxPending || pendingBytes + p.bytes > maxPendingBytes;
+    pendingBytes += p.bytes;
     pending.put(p.id, p);
     p.outcome.future().onComplete(done ->
         message.reply(new JsonObject().put("requestId", p.id).put("outcome", done.result())));
@@ -197,6 +213,7 @@ public final class PermissionRoom extends VerticleBase {
         log.error("permission request {} could not be written to the ledger; cancelled without a card", p.id,
             appended.cause());
         pending.remove(p.id);
+        pendingBytes -= p.bytes;
         JsonObject outcome = cancelled(NOT_RECORDED);
         recentlyEnded.put(p.id, outcome);
         p.outcome.complete(outcome);
@@ -206,7 +223,8 @@ public final class PermissionRoom extends VerticleBase {
         end(p, cancelled(SHUTDOWN));
       } else if (overLimit) {
         log.warn("permission request {} of thread {} refused: {} requests are pending, the most this gateway holds "
-            + "(see docs/operations.md)", p.id, reg.threadId(), maxPending);
+            + "or their tool calls take {} of the {} bytes allowed (see docs/operations.md)", p.id, reg.threadId(),
+            maxPending, pendingBytes, maxPendingBytes);
         end(p, cancelled(TOO_MANY_PENDING));
       } else if (reg.generation() != null && exitedGenerations.contains(reg.generation())) {
         end(p, cancelled(AGENT_EXITED));
@@ -387,6 +405,7 @@ public final class PermissionRoom extends VerticleBase {
     if (pending.remove(p.id) == null) {
       throw new IllegalStateException("request " + p.id + " ended twice");
     }
+    pendingBytes -= p.bytes;
     recentlyEnded.put(p.id, outcome);
     long endedAt = System.currentTimeMillis();
     boolean selected = "selected".equals(outcome.getString("outcome"));

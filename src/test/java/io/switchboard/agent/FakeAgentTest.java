@@ -193,8 +193,8 @@ class FakeAgentTest {
   }
 
   private static List<ProcessHandle> sleepers(String marker) {
-    // The sleep itself, not the sandbox (bwrap) that runs it with the same arguments.
-    return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> List.of(a).contains(marker))
-        .orElse(false) && p.info().command().map(c -> c.endsWith("/sleep")).orElse(false) && p.isAlive()).toList();
+    // The sleep itself (its one argument is the marker), not the sandbox (bwrap) that runs it.
+    return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> List.of(a).equals(List.of(marker)))
+        .orElse(false) && p.isAlive()).toList();
   }
 }

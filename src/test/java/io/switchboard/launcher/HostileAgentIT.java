@@ -50,6 +50,16 @@ class HostileAgentIT extends BadAgentJar {
     HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
         URI.create("http://127.0.0.1:" + started.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(200, health.statusCode());
+    // Figures for docs/performance.md ("A hostile agent at -Xmx64m"), printed, never asserted.
+    String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + started.port() + "/metrics")).header("Authorization", "Bearer " + token())
+        .build(), HttpResponse.BodyHandlers.ofString()).body();
+    double heapUsed = metrics.lines().filter(l -> l.startsWith("jvm_memory_used_bytes{area=\"heap\""))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    String rss = Files.readAllLines(Path.of("/proc", Long.toString(gateway.pid()), "status")).stream()
+        .filter(l -> l.startsWith("VmRSS")).findFirst().orElse("VmRSS ?");
+    System.out.printf("hostile agent at -Xmx64m: %d terminals kept %,d chars; heap used %.1f MiB; %s%n",
+        report.getInteger("terminals"), report.getLong("kept"), heapUsed / (1 << 20), rss.replaceAll("\\s+", " "));
     assertTrue(gateway.isAlive());
     assertFalse(Files.readString(dir.resolve("gateway.log")).contains("OutOfMemoryError"));
     assertFalse(Files.exists(dir.resolve("gateway.out")) && Files.readString(dir.resolve("gateway.out"))

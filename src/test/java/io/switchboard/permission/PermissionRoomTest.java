@@ -70,6 +70,28 @@ class PermissionRoomTest {
   }
 
   @Test
+  void largeToolCallsAreBoundedByTheirSizeNotOnlyByTheirCount() {
+    rooms.crashPermissionRoom();
+    await(rooms.vertx.deployVerticle(new PermissionRoom(100, 50_000)));
+    String diff = "x".repeat(20_000); // a tool call holding a large diff, as real edits do
+    for (String tc : List.of("big1", "big2", "big3")) {
+      JsonObject r = request("t1", "s1", tc, "web");
+      r.getJsonObject("toolCall").put("content", new io.vertx.core.json.JsonArray().add(new JsonObject()
+          .put("type", "diff").put("path", "/w/a.txt").put("newText", diff)));
+      rooms.register(r);
+    }
+    waitFor(() -> rooms.shown.size() == 2 && rooms.ended.size() == 1, "two shown, one refused");
+    assertEquals(PermissionRoom.TOO_MANY_PENDING, rooms.ended.get(0).getJsonObject("outcome").getString("reason"));
+    // Ending one frees its bytes: the next large one is shown.
+    await(rooms.answer(rooms.shown.get(0).getString("requestId"), "allow", "web", null));
+    JsonObject r = request("t1", "s1", "big4", "web");
+    r.getJsonObject("toolCall").put("content", new io.vertx.core.json.JsonArray().add(new JsonObject()
+        .put("type", "diff").put("path", "/w/a.txt").put("newText", diff)));
+    rooms.register(r);
+    waitFor(() -> rooms.shown.size() == 3, "the fourth shown once the first ended");
+  }
+
+  @Test
   void aRegistrationFromAnAgentGenerationThatAlreadyExitedEndsAgentExited() {
     // The exit fact overtakes the register (the agent asked and died in the same breath).
     rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", "t1").put("sessionId", "s1")
