@@ -159,11 +159,22 @@ public final class Main {
     AccessToken token = new AccessToken(settings.tokenFile());
     try {
       if (rotate) {
-        token.rotate();
-        err.println("switchboard: a new access token was written to " + token.file()
-            + "; the old one no longer works once the gateway reads it (restart a running gateway)");
+        out.println(token.rotate());
+        err.println("switchboard: a new access token was made (shown this once; the file " + token.file()
+            + " keeps only its hash); the old one no longer works once the gateway reads it (restart a running gateway)");
+        return OK;
       }
-      out.println(token.ensure().token());
+      AccessToken.Ensured ensured = token.ensure();
+      if (ensured.token() == null) {
+        err.println("switchboard: the access token is kept only as a hash in " + token.file() + " and was shown "
+            + "when it was made; run `token --rotate` to make a new one (shown once)");
+        return FAILED;
+      }
+      out.println(ensured.token());
+      if (!ensured.created()) {
+        err.println("switchboard: that token was kept in clear by an earlier release; the file now keeps only its "
+            + "hash, and this is the last time it is shown");
+      }
       return OK;
     } catch (IOException e) {
       err.println("switchboard: cannot use the token file " + token.file() + ": " + e.getMessage());
@@ -205,9 +216,12 @@ public final class Main {
 
     String host = settings.http().host().contains(":") ? "[" + settings.http().host() + "]" : settings.http().host();
     out.println("Switchboard " + version() + " listening on http://" + host + ":" + gateway.port()
-        + "/ (access token in " + token.file() + ")");
+        + "/ (the token file " + token.file() + " keeps only the access token's hash)");
     if (ensured.created()) {
       out.println("A new access token was created (shown this once): " + ensured.token());
+    } else if (ensured.token() != null) {
+      out.println("The token file now keeps only the token's hash; the token is unchanged (shown this once): "
+          + ensured.token());
     }
     out.flush();
 

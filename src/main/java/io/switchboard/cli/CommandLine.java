@@ -27,8 +27,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
 
       Subcommands:
         serve              run the gateway (the default)
-        token              print the access token (created if missing)
-        token --rotate     replace the access token with a new one (restart a running gateway)
+        token              make the access token and print it, once (the data directory keeps
+                           only its hash; exits 1 when a token exists: use --rotate)
+        token --rotate     replace the access token with a new one, printed once (restart a
+                           running gateway)
         doctor             check Java, the data directory, the database, the configured agent
                            and plugin commands, and the port; exit 1 if anything is wrong
         ledger             list permission requests and how they ended, newest first

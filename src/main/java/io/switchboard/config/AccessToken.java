@@ -15,8 +15,10 @@ import java.util.Base64;
 import java.util.Set;
 
 /**
- * The access token file ({@code <dataDir>/token}, mode 0600). A browser exchanges the token for a
- * session cookie; scripts send it as a bearer token. It never travels in a URL or a log line.
+ * The access token file ({@code <dataDir>/token}, mode 0600). It keeps only the token's SHA-256
+ * (the token is 256 random bits, so a plain hash is enough): whoever reads the file cannot log in.
+ * The token itself is shown once, when it is made. A browser exchanges the token for a session
+ * cookie; scripts send it as a bearer token. It never travels in a URL or a log line.
  */
 public final class AccessToken {
   private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
@@ -32,45 +34,81 @@ public final class AccessToken {
     return file;
   }
 
-  /** What {@link #ensure()} found: the token, and whether it was made just now. */
-  public record Ensured(String token, boolean created) {}
+  /** How the file keeps the token: only its SHA-256, so that reading the file does not give the token. */
+  static final String HASH_PREFIX = "sha256:";
 
-  /** Reads the token, creating the file with a new random token if it does not exist yet. */
+  /**
+   * What {@link #ensure()} found: the token in clear (only when it was made just now, or when an
+   * earlier release kept it in clear and this is the last time it can be shown), whether it was
+   * made just now, and the verifier the file now holds.
+   */
+  public record Ensured(String token, boolean created, String verifier) {}
+
+  /**
+   * Reads the verifier, creating the file with a new random token if it does not exist yet. A
+   * token an earlier release kept in clear is replaced by its hash (it keeps working).
+   */
   public Ensured ensure() throws IOException {
     if (Files.exists(file)) {
-      return new Ensured(read(), false);
+      String stored = stored();
+      if (stored.startsWith(HASH_PREFIX)) {
+        return new Ensured(null, false, stored);
+      }
+      String verifier = verifierOf(stored);
+      write(verifier, true);
+      return new Ensured(stored, false, verifier);
     }
     String token = newToken();
     try {
-      write(token, false);
-      return new Ensured(token, true);
+      write(verifierOf(token), false);
+      return new Ensured(token, true, verifierOf(token));
     } catch (FileAlreadyExistsException raced) {
-      return new Ensured(read(), false);
+      return ensure();
     }
   }
 
-  /** Replaces the token with a new random one; the old one stops working. */
+  /** Replaces the token with a new random one (its hash in the file); the old one stops working. */
   public String rotate() throws IOException {
     String token = newToken();
-    write(token, true);
+    write(verifierOf(token), true);
     return token;
   }
 
+  /** What the file holds: the token's verifier ({@code sha256:<hex>}), or a token an earlier release kept in clear. */
   public String read() throws IOException {
+    return stored();
+  }
+
+  private String stored() throws IOException {
     ownerOnly(file);
-    String token = Files.readString(file, StandardCharsets.UTF_8).trim();
-    if (token.length() < 16) {
+    String stored = Files.readString(file, StandardCharsets.UTF_8).trim();
+    if (stored.length() < 16) {
       throw new IOException("the token file " + file + " holds no usable token; run `token --rotate`");
     }
-    return token;
+    return stored;
   }
 
-  /** Compares in constant time, so the answer's timing tells nothing about the token. */
-  public static boolean matches(String expected, String given) {
-    if (expected == null || given == null) {
+  /** The verifier of a token: what the file keeps. */
+  public static String verifierOf(String token) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+      return HASH_PREFIX + java.util.HexFormat.of().formatHex(digest);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Whether {@code given} is the token {@code stored} (a verifier, or a token kept in clear by an
+   * earlier release) stands for; compares in constant time, so the timing tells nothing.
+   */
+  public static boolean matches(String stored, String given) {
+    if (stored == null || given == null) {
       return false;
     }
-    return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), given.getBytes(StandardCharsets.UTF_8));
+    String expected = stored.startsWith(HASH_PREFIX) ? stored : verifierOf(stored);
+    return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8),
+        verifierOf(given).getBytes(StandardCharsets.UTF_8));
   }
 
   /** Makes a directory (and its parents) readable by its owner only, when we create it. */

@@ -90,7 +90,7 @@ public final class LoadBenchmark {
         .encodePrettily());
     JarGateway gateway = JarGateway.start(dir, config, flags);
     long pid = gateway.process().pid();
-    String token = Files.readString(dir.resolve("data").resolve("token")).trim();
+    String token = gateway.token();
     ProcessSampler sampler = new ProcessSampler(pid);
     var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     System.out.printf("gateway: pid %d, java %s, %s; clients: this JVM, %d cores; log %s%n", pid,

@@ -43,10 +43,15 @@ abstract class BadAgentJar {
   JarGateway start(Path config, List<String> jvmFlags) throws Exception {
     JarGateway started = JarGateway.start(dir, config, jvmFlags);
     gateway = started.process();
+    if (token == null) {
+      token = started.token(); // only the first start on the data directory prints it
+    }
     return started;
   }
 
-  String token() throws Exception {
-    return Files.readString(dir.resolve("data/token")).trim();
+  private String token;
+
+  String token() {
+    return token;
   }
 }

@@ -67,12 +67,25 @@ class LauncherIT {
 
   /** Reads stdout until the URL line and returns the port it names. */
   private static int awaitPort(Process p) throws IOException {
+    return awaitStart(p, false).port();
+  }
+
+  record Started(int port, String token) {}
+
+  /** The port of the URL line and, with {@code token}, the token printed on the next line (a first start). */
+  private static Started awaitStart(Process p, boolean token) throws IOException {
     BufferedReader reader = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     String line;
     while ((line = reader.readLine()) != null) {
       Matcher m = URL.matcher(line);
       if (m.find()) {
-        return Integer.parseInt(m.group(1));
+        int port = Integer.parseInt(m.group(1));
+        if (!token) {
+          return new Started(port, null);
+        }
+        String next = reader.readLine();
+        assertTrue(next != null && next.contains("(shown this once): "), "no token line: " + next);
+        return new Started(port, next.substring(next.indexOf("(shown this once): ") + 19).trim());
       }
     }
     throw new AssertionError("the gateway printed no URL line");
@@ -86,7 +99,8 @@ class LauncherIT {
   @Test
   void portZeroPrintsThePortAnswersHealthAndStopsCleanlyOnSigterm() throws Exception {
     Process p = start("--port", "0");
-    int port = awaitPort(p);
+    Started started = awaitStart(p, true);
+    int port = started.port();
     assertNotEquals(0, port);
     HttpResponse<String> health = get(port, "/healthz");
     assertEquals(200, health.statusCode());
@@ -96,10 +110,11 @@ class LauncherIT {
 
     Path token = dir.resolve("data").resolve("token");
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(token)));
+    assertFalse(Files.readString(token).contains(started.token()), "the file keeps only the token's hash");
     // /metrics from the shaded jar (whose Prometheus client is trimmed) answers the text format.
     HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + port + "/metrics"))
-        .header("Authorization", "Bearer " + Files.readString(token).trim()).timeout(java.time.Duration.ofSeconds(20)).build(),
+        .header("Authorization", "Bearer " + started.token()).timeout(java.time.Duration.ofSeconds(20)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(200, metrics.statusCode(), metrics.body());
     assertTrue(metrics.body().contains("switchboard_permissions_pending"), metrics.body());
@@ -154,17 +169,35 @@ class LauncherIT {
   }
 
   @Test
-  void tokenPrintsAndRotates() throws Exception {
+  void tokenIsShownOnceKeptAsAHashAndRotates() throws Exception {
+    Path file = dir.resolve("data").resolve("token");
     Result first = run("token");
     assertEquals(0, first.code());
     String token = first.out().trim();
     assertTrue(token.length() >= 40, token);
-    assertEquals(token, Files.readString(dir.resolve("data").resolve("token")).trim());
-    assertEquals(token, run("token").out().trim());
+    assertFalse(Files.readString(file).contains(token), "the file keeps only the token's hash");
+    Result again = run("token");
+    assertEquals(1, again.code(), "a kept token cannot be shown again");
+    assertTrue(again.err().contains("token --rotate"), again.err());
     Result rotated = run("token", "--rotate");
     assertEquals(0, rotated.code());
-    assertNotEquals(token, rotated.out().trim());
-    assertEquals(rotated.out().trim(), Files.readString(dir.resolve("data").resolve("token")).trim());
+    String next = rotated.out().trim();
+    assertNotEquals(token, next);
+    assertFalse(Files.readString(file).contains(next));
+    // A token an earlier release kept in clear: shown one last time, then only its hash is kept.
+    Files.writeString(file, "an-old-token-kept-in-clear-by-an-earlier-release\n");
+    Result legacy = run("token");
+    assertEquals(0, legacy.code());
+    assertEquals("an-old-token-kept-in-clear-by-an-earlier-release", legacy.out().trim());
+    assertTrue(Files.readString(file).startsWith("sha256:"), Files.readString(file));
+    // ...and it still logs in, to a gateway started on that file.
+    Process p = start("--port", "0");
+    int port = awaitPort(p);
+    assertEquals(200, HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+            + "/api/permissions")).header("Authorization", "Bearer an-old-token-kept-in-clear-by-an-earlier-release")
+        .build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+    p.destroy();
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
   }
 
   @Test
@@ -263,10 +296,9 @@ class LauncherIT {
   @Test
   void jsonLogsParseAndNeverCarryTheToken() throws Exception {
     Process p = start("--port", "0", "--log-format", "json");
-    awaitPort(p);
+    String token = awaitStart(p, true).token();
     p.destroy();
     assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-    String token = Files.readString(dir.resolve("data").resolve("token")).trim();
     String log = stderrOf(0);
     assertFalse(log.isBlank());
     for (String line : log.split("\n")) {

@@ -8,7 +8,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** The real fat jar started as a process with a config file; its stderr is appended to {@code gateway.log}. */
-public record JarGateway(Process process, int port) {
+public record JarGateway(Process process, int port, Path dir) {
   public static final Path JAR =
       Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
   private static final Pattern URL = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)/");
@@ -31,10 +31,36 @@ public record JarGateway(Process process, int port) {
       Matcher m = URL.matcher(line);
       if (m.find()) {
         drain(out, dir.resolve("gateway.out"));
-        return new JarGateway(p, Integer.parseInt(m.group(1)));
+        return new JarGateway(p, Integer.parseInt(m.group(1)), dir);
       }
     }
     throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
+  }
+
+  /**
+   * The access token, as the gateway printed it once on stdout when it made it (the token file
+   * keeps only its hash). Only a first start on a data directory prints it.
+   */
+  public String token() {
+    Path out = dir.resolve("gateway.out");
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      try {
+        for (String line : java.nio.file.Files.readAllLines(out)) {
+          int at = line.indexOf("(shown this once): ");
+          if (at >= 0) {
+            return line.substring(at + "(shown this once): ".length()).trim();
+          }
+        }
+        Thread.sleep(20);
+      } catch (java.io.IOException e) {
+        // not written yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    throw new AssertionError("the gateway printed no token in " + out + " (only a first start does)");
   }
 
   /** Keeps reading its stdout into a file (the JVM's own last words, such as an out-of-memory exit, go there). */
