@@ -64,6 +64,20 @@ class HostileAgentIT extends BadAgentJar {
     assertFalse(Files.readString(dir.resolve("gateway.log")).contains("OutOfMemoryError"));
     assertFalse(Files.exists(dir.resolve("gateway.out")) && Files.readString(dir.resolve("gateway.out"))
         .contains("OutOfMemoryError"));
+
+    // A graceful stop: nothing the agent started outlives the gateway, and the ledger's chain holds.
+    gateway.destroy();
+    assertTrue(gateway.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(0, gateway.exitValue());
+    String owner = io.switchboard.process.ProcessTree.ownerOf(dir.resolve("data"));
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> io.switchboard.process.ProcessTree.carrying(
+        io.switchboard.process.ProcessTree.OWNER_VARIABLE, owner).isEmpty(), "everything the agent started to be gone");
+    Process verify = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "verify", "--data-dir",
+        dir.resolve("data").toString()).redirectErrorStream(true).start();
+    String verdict = new String(verify.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(verify.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(0, verify.exitValue(), verdict);
+    assertTrue(verdict.contains("intact"), verdict);
   }
 
   private static JsonObject report(List<JsonObject> frames) {
