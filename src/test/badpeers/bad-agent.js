@@ -15,6 +15,8 @@
 //   snoop           from inside its sandbox, tries to read the token, the database and other
 //                   workspaces, counts the processes it sees, writes in its own workspace, and
 //                   reads the token from a terminal too; reports what it got
+//   big-tool-calls  announces 20 tool calls with a 300 KB diff each, then asks permission naming the
+//                   first and then the last by id only
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -91,6 +93,20 @@ async function snoop(m) {
   report.terminal = (await request('terminal/output', { sessionId, terminalId: t.result.terminalId })).result.output.trim();
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function bigToolCalls(m) {
+  const sessionId = m.params.sessionId;
+  const diff = 'x'.repeat(300 * 1024);
+  for (let i = 0; i < 20; i++) {
+    send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'tool_call',
+      toolCallId: 'big-' + i, title: 'Big edit ' + i, kind: 'edit', status: 'pending',
+      content: [{ type: 'diff', path: process.cwd() + '/f' + i, oldText: null, newText: diff }] } } });
+  }
+  const options = [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }];
+  await request('session/request_permission', { sessionId, toolCall: { toolCallId: 'big-0' }, options });
+  await request('session/request_permission', { sessionId, toolCall: { toolCallId: 'big-19' }, options });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
 }
 
@@ -201,6 +217,8 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'snoop') {
         snoop(m);
+      } else if (mode === 'big-tool-calls') {
+        bigToolCalls(m);
       } else if (mode === 'flood') {
         flood(m);
       } else if (mode === 'many-terminals') {

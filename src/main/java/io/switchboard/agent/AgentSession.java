@@ -36,6 +36,8 @@ final class AgentSession {
   static final int PROTOCOL_VERSION = 1;
   static final int MAX_QUEUED = 16;
   private static final int TOOL_CALLS_KEPT = 256;
+  /** The bytes of tool-call updates a session keeps: 4 MiB, or a 256th of the heap if less (256 KiB at 64 MiB). */
+  static final long TOOL_CALL_BYTES = Math.min(4L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 256);
 
   private enum State { STOPPED, STARTING, READY }
 
@@ -80,12 +82,14 @@ final class AgentSession {
   private final BlockingLane files;
   private final String tag;
   private final ArrayDeque<String> queue = new ArrayDeque<>();
-  private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, JsonObject> eldest) {
-      return size() > TOOL_CALLS_KEPT;
-    }
-  };
+  /**
+   * What the agent said of its recent tool calls (merged updates), to show with a permission request
+   * that only names one. Least recently used first; bounded by count and by the bytes of the lines
+   * they came in ({@link #TOOL_CALL_BYTES}): a tool call holds whole diffs.
+   */
+  private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true);
+  private final Map<String, Long> toolCallBytes = new java.util.HashMap<>();
+  private long toolCallBytesKept;
   private State state = State.STOPPED;
   private Future<Void> starting;
   private Generation current;
@@ -641,6 +645,10 @@ final class AgentSession {
     if (("tool_call".equals(kind) || "tool_call_update".equals(kind))
         && update.getValue("toolCallId") instanceof String toolCallId) {
       toolCalls.computeIfAbsent(toolCallId, k -> new JsonObject()).mergeIn(update);
+      long size = Math.max(256, lineBytes);
+      toolCallBytes.merge(toolCallId, size, Long::sum);
+      toolCallBytesKept += size;
+      forgetOldToolCalls(toolCallId);
       if (turn != null) {
         turn.toolCalls.add(toolCallId);
       }
@@ -663,6 +671,20 @@ final class AgentSession {
         known.put("status", "cancelled");
         emit(new JsonObject().put("kind", "acp").put("update", update));
       }
+    }
+  }
+
+  /** Drops the least recently used tool calls (never {@code keep}) while over the count or the bytes. */
+  private void forgetOldToolCalls(String keep) {
+    var eldest = toolCalls.keySet().iterator();
+    while ((toolCalls.size() > TOOL_CALLS_KEPT || toolCallBytesKept > TOOL_CALL_BYTES) && eldest.hasNext()) {
+      String id = eldest.next();
+      if (id.equals(keep)) {
+        continue;
+      }
+      eldest.remove();
+      Long bytes = toolCallBytes.remove(id);
+      toolCallBytesKept -= bytes == null ? 0 : bytes;
     }
   }
 

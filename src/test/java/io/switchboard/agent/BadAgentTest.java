@@ -238,6 +238,21 @@ class BadAgentTest {
   }
 
   @Test
+  void toolCallsKeptToShowWithARequestAreBoundedByBytes(Vertx vertx) {
+    String t = thread(vertx, "big-tool-calls");
+    gateway.prompt(t, "go");
+    // 20 announced tool calls of 300 KB each: more than a session keeps, so the oldest is forgotten.
+    JsonObject first = gateway.awaitCard(t, 1);
+    assertTrue(20L * 300 * 1024 > AgentSession.TOOL_CALL_BYTES, "the test must go over the budget");
+    assertEquals(null, first.getJsonObject("toolCall").getString("title"), "the oldest was forgotten");
+    gateway.answer(first.getString("requestId"), "allow");
+    JsonObject last = gateway.awaitCard(t, 2);
+    assertEquals("Big edit 19", last.getJsonObject("toolCall").getString("title"), "the newest is shown whole");
+    gateway.answer(last.getString("requestId"), "allow");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+  }
+
+  @Test
   void anErrorsDataReachesTheThread(Vertx vertx) {
     String error = failedTurn(thread(vertx, "error-data"));
     assertTrue(error.contains("BAD_AGENT_KEY is not set; export it and try again"), error);
