@@ -165,7 +165,8 @@ public final class AgentRoom extends VerticleBase {
     String classpath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
         .map(entry -> Path.of(entry).toAbsolutePath().toString())
         .collect(Collectors.joining(File.pathSeparator));
-    return List.of(java, "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-cp", classpath,
-        DemoAgent.class.getName());
+    // No perf-data file: in its sandbox every demo agent is pid 2, and they would share /tmp/hsperfdata_<user>/2.
+    return List.of(java, "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-XX:-UsePerfData",
+        "-cp", classpath, DemoAgent.class.getName());
   }
 }
