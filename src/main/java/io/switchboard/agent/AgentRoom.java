@@ -42,6 +42,8 @@ public final class AgentRoom extends VerticleBase {
   private final Backlog backlog;
   private long generations;
   private final java.util.concurrent.Callable<String> sandboxProbe;
+  /** What the room's sessions share; made at start, once the sandbox was tried. */
+  private AgentSession.Shared shared;
   /** Why bwrap cannot run here (null: it can), found at start. */
   private String sandboxProblem;
   private final String owner;
@@ -82,6 +84,8 @@ public final class AgentRoom extends VerticleBase {
     // Whether agents can be sandboxed here is decided once, and said: never a silent fallback.
     return vertx.<String>executeBlocking(sandboxProbe, false).onSuccess(problem -> {
       sandboxProblem = problem;
+      shared = new AgentSession.Shared(timings, turns, backlog, () -> deploymentID() + "/" + (++generations), owner,
+          settings.dataDir(), problem);
       boolean wanted = settings.agents().stream().anyMatch(a -> a.sandbox() != Sandbox.Mode.NONE);
       if (problem == null) {
         log.info("agents run in a bubblewrap sandbox (unless an agent's \"sandbox\" is \"none\")");
@@ -143,8 +147,7 @@ public final class AgentRoom extends VerticleBase {
       return;
     }
     AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
-        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), timings, turns, backlog,
-        () -> deploymentID() + "/" + (++generations), owner, settings.dataDir(), sandboxProblem));
+        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

@@ -121,17 +121,24 @@ final class AgentSession {
   private final String sandboxProblem;
   private boolean toldUnconfined;
 
+  /**
+   * What every session of one agent room shares: its timings, turn counts and back-pressure, the
+   * source of generation ids, the gateway's process mark, the data directory the sandbox hides,
+   * and why the sandbox cannot run here (null when it can).
+   */
+  record Shared(AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog,
+                java.util.function.Supplier<String> generationIds, String owner, Path dataDir,
+                String sandboxProblem) {}
+
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
-               String acpSessionId, AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog,
-               java.util.function.Supplier<String> generationIds, String owner, Path dataDir,
-               String sandboxProblem) {
-    this.generationIds = generationIds;
-    this.dataDir = dataDir;
-    this.sandboxProblem = sandboxProblem;
-    this.owner = owner;
-    this.timings = timings;
-    this.turns = turns;
-    this.backlog = backlog;
+               String acpSessionId, Shared shared) {
+    this.generationIds = shared.generationIds();
+    this.dataDir = shared.dataDir();
+    this.sandboxProblem = shared.sandboxProblem();
+    this.owner = shared.owner();
+    this.timings = shared.timings();
+    this.turns = shared.turns();
+    this.backlog = shared.backlog();
     this.context = context;
     this.bus = context.owner().eventBus();
     this.spec = spec;

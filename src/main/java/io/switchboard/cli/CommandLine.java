@@ -32,7 +32,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         token --rotate     replace the access token with a new one, printed once (restart a
                            running gateway)
         doctor             check Java, the data directory, the database, the configured agent
-                           and plugin commands, and the port; exit 1 if anything is wrong
+                           and plugin commands, the agents' sandbox, and the port; exit 1 if
+                           anything is wrong
         ledger             list permission requests and how they ended, newest first
                            (--state pending|all, default all; --limit N, default 50; --json);
                            safe while the gateway runs

@@ -76,14 +76,6 @@ class BadAgentTest {
     return gateway.eventsOfKind(t, "system").get(0).getString("text");
   }
 
-  /** The agent's {@code REPORT:<json>} line in the thread's text. */
-  private JsonObject report(String t) {
-    String text = gateway.text(t);
-    int at = text.indexOf("REPORT:");
-    assertTrue(at >= 0, "no report in: " + text);
-    return new JsonObject(text.substring(at + 7, text.indexOf('\n', at)));
-  }
-
   private JsonArray ledger() {
     try {
       return LedgerReader.requests(dir.resolve("switchboard.db"), false, 1_000);
@@ -142,7 +134,7 @@ class BadAgentTest {
     String t = threadWithPids(vertx, "background");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    JsonObject report = report(t);
+    JsonObject report = gateway.report(t);
     assertEquals(0, report.getJsonObject("exit").getInteger("exitCode"));
     // The shell exits after 0.3 s; its children hold the output open for 30 s but did not hold up the
     // answer: they are still running after the turn that waited for it ended.
@@ -170,7 +162,7 @@ class BadAgentTest {
     String t = thread(vertx, "many-terminals");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    JsonObject report = report(t);
+    JsonObject report = gateway.report(t);
     assertEquals(Terminals.MAX_TERMINALS, report.getInteger("created"), report.encode());
     assertEquals(40 - Terminals.MAX_TERMINALS, report.getInteger("refused"), report.encode());
   }

@@ -38,13 +38,6 @@ class FakeAgentTest {
     }
   }
 
-  private JsonObject report(String t) {
-    String text = gateway.text(t);
-    int at = text.indexOf("REPORT:");
-    assertTrue(at >= 0, "no report in: " + text);
-    return new JsonObject(text.substring(at + "REPORT:".length(), text.indexOf('\n', at)));
-  }
-
   @Test
   void aCrashWithAPendingPermissionCancelsItExactlyOnce(Vertx vertx) {
     String t = thread(vertx, "crash-permission");
@@ -99,7 +92,7 @@ class FakeAgentTest {
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
     assertTrue(gateway.text(t).contains("after garbage"), gateway.text(t));
-    JsonObject answered = report(t).getJsonObject("answeredInvalid");
+    JsonObject answered = gateway.report(t).getJsonObject("answeredInvalid");
     assertEquals(77, answered.getInteger("id"));
     assertEquals(-32600, answered.getJsonObject("error").getInteger("code"));
   }
@@ -133,7 +126,7 @@ class FakeAgentTest {
     String t = thread(vertx, "ids");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    JsonObject report = report(t);
+    JsonObject report = gateway.report(t);
     assertEquals("written", report.getJsonObject("read").getJsonObject("result").getString("content"));
     assertEquals(-32002, report.getJsonObject("missing").getJsonObject("error").getInteger("code"));
     assertEquals("written", Files.readString(dir.resolve("workspaces").resolve(t).resolve("notes/ids.txt")));
@@ -147,7 +140,7 @@ class FakeAgentTest {
     String t = thread(vertx, "terminal");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    JsonObject report = report(t);
+    JsonObject report = gateway.report(t);
     assertEquals(0, report.getJsonObject("exit").getJsonObject("result").getInteger("exitCode"));
     JsonObject output = report.getJsonObject("output").getJsonObject("result");
     assertTrue(output.getBoolean("truncated"));
@@ -166,7 +159,7 @@ class FakeAgentTest {
     String t = thread(vertx, "escape");
     gateway.prompt(t, "go");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
-    JsonObject report = report(t);
+    JsonObject report = gateway.report(t);
     for (String key : report.fieldNames()) {
       JsonObject answer = report.getJsonObject(key);
       assertTrue(answer.containsKey("error"), key + " was allowed: " + answer);

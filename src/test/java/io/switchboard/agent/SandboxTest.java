@@ -53,9 +53,7 @@ class SandboxTest {
     String t = gateway.thread("snoop", "web");
     gateway.prompt(t, "look around");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, 1), gateway.summary(t));
-    String text = gateway.text(t);
-    JsonObject report = new JsonObject(text.substring(text.indexOf("REPORT:") + 7, text.indexOf('\n',
-        text.indexOf("REPORT:"))));
+    JsonObject report = gateway.report(t);
     assertTrue(report.getString("token").startsWith("refused"), report.encode());
     assertTrue(report.getString("db").startsWith("refused"), report.encode());
     assertEquals(new JsonArray().add(t), report.getJsonArray("workspaces"), "only its own workspace: " + report);

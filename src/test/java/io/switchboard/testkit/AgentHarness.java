@@ -173,6 +173,16 @@ public final class AgentHarness implements AutoCloseable {
     return sb.toString();
   }
 
+  /** What a scripted agent reported of its own view as a {@code REPORT:<json>} line in its text. */
+  public JsonObject report(String threadId) {
+    String text = text(threadId);
+    int at = text.indexOf("REPORT:");
+    if (at < 0) {
+      throw new AssertionError("no report in: " + text);
+    }
+    return new JsonObject(text.substring(at + "REPORT:".length(), text.indexOf('\n', at)));
+  }
+
   public String summary(String threadId) {
     List<String> kinds = new ArrayList<>();
     for (JsonObject e : events(threadId)) {
