@@ -148,7 +148,8 @@ class FakeAgentTest {
     assertEquals("\u00e9".repeat(25), output.getString("output"));
     assertEquals("SIGKILL", report.getJsonObject("killed").getJsonObject("result").getString("signal"));
     assertEquals(-32602, report.getJsonObject("outside").getJsonObject("error").getInteger("code"));
-    assertTrue(sleepers("32.5").size() == 1, "the terminal left running is alive while its session lives");
+    // In its sandbox the command starts a moment after terminal/create answers (bwrap sets up first).
+    waitFor(() -> sleepers("32.5").size() == 1, "the terminal left running to be alive while its session lives");
     gateway.stop();
     waitFor(() -> sleepers("32.5").isEmpty(), "the session's terminals to be killed");
     assertTrue(sleepers("31.5").isEmpty());
