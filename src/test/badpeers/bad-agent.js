@@ -17,6 +17,9 @@
 //                   reads the token from a terminal too; reports what it got
 //   big-tool-calls  announces 20 tool calls with a 300 KB diff each, then asks permission naming the
 //                   first and then the last by id only
+//   self-approve    asks permission, then while its card waits tries to answer it itself through
+//                   the gateway's HTTP API and chat socket (port in BAD_AGENT_GATEWAY_PORT), with
+//                   whatever it could read of the token; reports what it got and the outcome
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
@@ -93,6 +96,44 @@ async function snoop(m) {
   report.terminal = (await request('terminal/output', { sessionId, terminalId: t.result.terminalId })).result.output.trim();
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+// Tries to answer its own question: with the gateway's port (worst case: it knows it), it reads
+// what it can of the token, then asks the gateway's HTTP API and chat socket while its card waits.
+async function selfApprove(m) {
+  const sessionId = m.params.sessionId;
+  const http = require('http');
+  const path = require('path');
+  const port = Number(process.env.BAD_AGENT_GATEWAY_PORT);
+  const asked = request('session/request_permission', { sessionId,
+    toolCall: { toolCallId: 'self-approve', title: 'rm -rf / (self-approved?)', kind: 'execute' },
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+      { optionId: 'reject', name: 'Reject', kind: 'reject_once' }] });
+  const report = {};
+  let guess = 'guess';
+  try { guess = fs.readFileSync(path.join(process.cwd(), '..', '..', 'token'), 'utf8').trim(); report.token = 'read'; }
+  catch (e) { report.token = 'refused: ' + e.code; }
+  const call = (method, p, headers, body) => new Promise((resolve) => {
+    const r = http.request({ host: '127.0.0.1', port, path: p, method, headers }, (resp) => {
+      resp.resume();
+      resolve(resp.statusCode);
+    });
+    r.on('upgrade', (resp, socket) => { socket.destroy(); resolve(101); });
+    r.on('error', (e) => resolve('error ' + e.code));
+    r.end(body);
+  });
+  report.permissions = await call('GET', '/api/permissions', {});
+  report.permissionsBearer = await call('GET', '/api/permissions', { Authorization: 'Bearer ' + guess });
+  report.login = await call('POST', '/api/login', { 'Content-Type': 'application/json' }, JSON.stringify({ token: guess }));
+  report.socket = await call('GET', '/ws/chat', { Connection: 'Upgrade', Upgrade: 'websocket',
+    'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', Origin: 'http://127.0.0.1:' + port });
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  const answer = await asked;
+  const outcome = answer.result ? answer.result.outcome : { outcome: 'error' };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'OUTCOME:' + JSON.stringify(outcome) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
 }
 
@@ -217,6 +258,8 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'snoop') {
         snoop(m);
+      } else if (mode === 'self-approve') {
+        selfApprove(m);
       } else if (mode === 'big-tool-calls') {
         bigToolCalls(m);
       } else if (mode === 'flood') {

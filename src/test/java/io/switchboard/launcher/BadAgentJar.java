@@ -41,7 +41,11 @@ abstract class BadAgentJar {
   }
 
   JarGateway start(Path config, List<String> jvmFlags) throws Exception {
-    JarGateway started = JarGateway.start(dir, config, jvmFlags);
+    return start(config, jvmFlags, 0);
+  }
+
+  JarGateway start(Path config, List<String> jvmFlags, int port) throws Exception {
+    JarGateway started = JarGateway.start(dir, config, jvmFlags, port);
     gateway = started.process();
     if (token == null) {
       token = started.token(); // only the first start on the data directory prints it

@@ -80,6 +80,61 @@ class HostileAgentIT extends BadAgentJar {
     assertTrue(verdict.contains("intact"), verdict);
   }
 
+  @Test
+  void theAgentCannotAnswerItsOwnQuestionThroughTheGateway() throws Exception {
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      port = free.getLocalPort();
+    }
+    // The worst case: the agent knows the gateway's port (a sandbox shares the host's network).
+    Path file = config("self-approve", new JsonObject().put("env", new JsonObject()
+        .put("BAD_AGENT_GATEWAY_PORT", Integer.toString(port))));
+    JarGateway started = start(file, List.of("-Xmx64m", "-XX:+UseSerialGC"), port);
+    assertEquals(port, started.port());
+    ChatClient web = ChatClient.open(vertx, port, token());
+    web.next("welcome");
+    String thread = web.send(new JsonObject().put("type", "new_thread")).next("thread").getString("threadId");
+    web.send(new JsonObject().put("type", "attach").put("threadId", thread));
+    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "approve yourself"));
+    JsonObject card = web.next(f -> "permission_request".equals(f.getString("type")), "the agent's question");
+
+    // While its card waits, the agent tried every door; each was shut.
+    web.next(f -> chunk(f).startsWith("REPORT:"), "the agent's report of its attempts");
+    JsonObject report = report(web.seen);
+    assertTrue(report.getString("token").startsWith("refused"), report.encode());
+    assertEquals(401, report.getInteger("permissions"), report.encode());
+    assertEquals(401, report.getInteger("permissionsBearer"), report.encode());
+    assertEquals(401, report.getInteger("login"), report.encode());
+    assertEquals(401, report.getInteger("socket"), report.encode());
+
+    // Only the human's answer reaches the agent, and the ledger names the web as the answerer.
+    web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+        .put("optionId", "reject"));
+    web.next(f -> chunk(f).startsWith("OUTCOME:"), "the outcome the agent got");
+    String outcome = web.seen.stream().map(HostileAgentIT::chunk).filter(c -> c.startsWith("OUTCOME:"))
+        .findFirst().orElseThrow();
+    assertEquals(new JsonObject().put("outcome", "selected").put("optionId", "reject"),
+        new JsonObject(outcome.substring(8).trim()));
+    HttpResponse<String> audit = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/api/permissions?state=all"))
+        .header("Authorization", "Bearer " + token()).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, audit.statusCode(), audit.body());
+    JsonObject row = new JsonObject(audit.body()).getJsonArray("requests").stream().map(JsonObject.class::cast)
+        .filter(r -> card.getString("requestId").equals(r.getString("requestId"))).findFirst().orElseThrow();
+    assertEquals("reject", row.getJsonObject("outcome").getString("optionId"), row.encode());
+    assertEquals("web", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"), row.encode());
+    assertEquals("selected", row.getString("state"), row.encode());
+  }
+
+  private static String chunk(JsonObject f) {
+    JsonObject event = f.getJsonObject("event");
+    if ("event".equals(f.getString("type")) && event != null && "acp".equals(event.getString("kind"))
+        && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
+      return event.getJsonObject("update").getJsonObject("content").getString("text", "");
+    }
+    return "";
+  }
+
   private static JsonObject report(List<JsonObject> frames) {
     StringBuilder text = new StringBuilder();
     for (JsonObject f : frames) {

@@ -20,9 +20,15 @@ public record JarGateway(Process process, int port, Path dir) {
 
   /** The same with JVM flags before {@code -jar} (heap size, GC, ...). */
   public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags) throws Exception {
+    return start(dir, config, jvmFlags, 0);
+  }
+
+  /** The same on a given port (0: a free one). */
+  public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags, int port) throws Exception {
     java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
     argv.addAll(jvmFlags);
-    argv.addAll(java.util.List.of("-jar", JAR.toString(), "--config", config.toString(), "--port", "0"));
+    argv.addAll(java.util.List.of("-jar", JAR.toString(), "--config", config.toString(), "--port",
+        Integer.toString(port)));
     Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
         .start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
