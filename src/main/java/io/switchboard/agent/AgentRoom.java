@@ -10,23 +10,19 @@ import io.switchboard.process.Sandbox;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The agent room: one ACP client ({@link AgentSession}) and at most one agent process per thread.
- * It hears prompts and cancels for threads from the thread room, and stops every agent when the
- * gateway stops.
+ * The agent room: one ACP client ({@link AgentSession}) per thread, served by agent processes the
+ * {@link AgentPool} hands out within its caps. It hears prompts and cancels for threads from the
+ * thread room, and stops every agent when the gateway stops.
  */
 public final class AgentRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(AgentRoom.class);
@@ -37,7 +33,7 @@ public final class AgentRoom extends VerticleBase {
 
   private final Settings settings;
   private final Timings timings;
-  private final Map<String, AgentSession> sessions = new HashMap<>();
+  private AgentPool pool;
   private final Turns turns = new Turns();
   private final Backlog backlog;
   private long generations;
@@ -84,8 +80,9 @@ public final class AgentRoom extends VerticleBase {
     // Whether agents can be sandboxed here is decided once, and said: never a silent fallback.
     return vertx.<String>executeBlocking(sandboxProbe, false).onSuccess(problem -> {
       sandboxProblem = problem;
-      shared = new AgentSession.Shared(timings, turns, backlog, () -> deploymentID() + "/" + (++generations), owner,
-          settings.dataDir(), problem);
+      pool = new AgentPool(context, settings, owner, () -> deploymentID() + "/" + (++generations),
+          timings.startTimeoutMs());
+      shared = new AgentSession.Shared(timings, turns, backlog, pool, owner, settings.dataDir(), problem);
       boolean wanted = settings.agents().stream().anyMatch(a -> a.sandbox() != Sandbox.Mode.NONE);
       if (problem == null) {
         log.info("agents run in a bubblewrap sandbox (unless an agent's \"sandbox\" is \"none\")");
@@ -101,31 +98,30 @@ public final class AgentRoom extends VerticleBase {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.AGENT_PROMPT, this::prompt);
     bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> withThreadId(m, id -> {
-      AgentSession s = sessions.get(id);
+      AgentSession s = pool.session(id);
       m.reply(new JsonObject().put("cancelled", s != null && s.cancel()));
     }));
-    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> withThreadId(m, id -> {
-      AgentSession s = sessions.remove(id);
-      (s == null ? Future.succeededFuture() : s.close()).onComplete(x -> m.reply(new JsonObject()));
-    }));
-    bus.<JsonObject>consumer(Addresses.AGENT_STATUS, m -> {
-      JsonArray agents = new JsonArray();
-      sessions.values().forEach(s -> agents.add(s.status()));
-      long running = agents.stream().filter(a -> ((JsonObject) a).getValue("pid") != null).count();
-      m.reply(new JsonObject().put("agents", agents).put("processes", running)
-          .put("turnsStarted", turns.started).put("turnsEnded", turns.ended)
-          .put("backlogBytes", backlog.bytes()).put("permissionsAsked", backlog.asked())
-          .put("pausedAgents", backlog.paused()).put("terminalOutputBytes", backlog.terminalOutputReserved())
-          .put("sandbox", sandboxProblem == null ? "bwrap" : "unavailable: " + sandboxProblem));
-    });
+    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> withThreadId(m, id ->
+        pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
+    bus.<JsonObject>consumer(Addresses.AGENT_STATUS, this::status);
+  }
+
+  /** Sessions, processes and their memory (read from /proc off the loop), queues, budgets. */
+  private void status(Message<JsonObject> m) {
+    JsonObject status = pool.status().put("agents", pool.sessionStatus())
+        .put("turnsStarted", turns.started).put("turnsEnded", turns.ended)
+        .put("backlogBytes", backlog.bytes()).put("permissionsAsked", backlog.asked())
+        .put("pausedAgents", backlog.paused()).put("terminalOutputBytes", backlog.terminalOutputReserved())
+        .put("sandbox", sandboxProblem == null ? "bwrap" : "unavailable: " + sandboxProblem);
+    List<Long> pids = status.getJsonArray("running").stream().map(p -> ((JsonObject) p).getLong("pid"))
+        .filter(java.util.Objects::nonNull).toList();
+    vertx.executeBlocking(() -> pids.stream().mapToLong(ProcessTree::rssBytes).sum(), false)
+        .onComplete(rss -> m.reply(status.put("rssBytes", rss.succeeded() ? rss.result() : 0L)));
   }
 
   @Override
   public Future<?> stop() {
-    List<Future<Void>> stopping = new ArrayList<>();
-    sessions.values().forEach(s -> stopping.add(s.close()));
-    sessions.clear();
-    return Future.join(stopping);
+    return pool == null ? Future.succeededFuture() : pool.close();
   }
 
   /** A command without a threadId is refused at once: its sender must not wait for a timeout. */
@@ -146,8 +142,8 @@ public final class AgentRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(m, "a prompt needs threadId, a configured agentId, workspace and text");
       return;
     }
-    AgentSession session = sessions.computeIfAbsent(threadId, id -> new AgentSession(context, spec, argv(spec),
-        id, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
+    AgentSession session = pool.sessionFor(threadId, () -> new AgentSession(context, spec, argv(spec),
+        threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
     try {
       m.reply(new JsonObject().put("ahead", session.enqueue(text)));
     } catch (IllegalArgumentException full) {

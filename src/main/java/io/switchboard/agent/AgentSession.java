@@ -6,7 +6,6 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
-import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.switchboard.process.Sandbox;
 import io.vertx.core.Context;
@@ -24,12 +23,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ACP client for one thread: its agent process, the JSON-RPC conversation with it, the
- * thread's prompt queue (FIFO, one turn at a time), and the client methods the agent may call.
+ * The ACP client for one thread: its session with an agent process ({@link AgentProcess}, its own
+ * or one shared by the agent's threads, handed out by the {@link AgentPool}), the thread's prompt
+ * queue (FIFO, one turn at a time), its terminals, and the client methods the agent may call.
  * Lives on the agent room's event loop.
  *
- * <p>A process that exits is respawned by the next prompt, which resumes the ACP session
- * ({@code session/resume}, else {@code session/load} with its replay hidden, else a new session).
+ * <p>A process that exits (or was stopped as idle) is started again by the next prompt, which
+ * resumes the ACP session ({@code session/resume}, else {@code session/load} with its replay
+ * hidden, else a new session).
  */
 final class AgentSession {
   private static final Logger log = LoggerFactory.getLogger(AgentSession.class);
@@ -40,24 +41,6 @@ final class AgentSession {
   static final long TOOL_CALL_BYTES = Math.min(4L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 256);
 
   private enum State { STOPPED, STARTING, READY }
-
-  /**
-   * One spawn of the agent: its process, the conversation over its pipes, its terminals. Its id
-   * travels on {@code sb.permission.register} and {@code sb.agent.exited}, so the permission room
-   * ends its requests however the two race. Every continuation checks it is still current.
-   */
-  private static final class Generation {
-    final String id;
-    StdioProcess process;
-    JsonRpcPeer peer;
-    Terminals terminals;
-    /** Read on worker threads too: an fs call queued before the exit must not act after it. */
-    volatile boolean exited;
-
-    Generation(String id) {
-      this.id = id;
-    }
-  }
 
   /** The turn in progress. */
   private static final class Turn {
@@ -92,12 +75,15 @@ final class AgentSession {
   private long toolCallBytesKept;
   private State state = State.STOPPED;
   private Future<Void> starting;
-  private Generation current;
-  /** Every generation whose process may still run (one that failed to start included): close stops them all. */
-  private final java.util.Set<Generation> live = new java.util.HashSet<>();
+  /** The process serving this session while it is READY (or opening its session on it). */
+  private AgentProcess current;
+  /** This session's terminals on {@link #current}. */
+  private Terminals terminals;
   private String acpSessionId;
-  private JsonObject capabilities = new JsonObject();
-  private JsonArray authMethods = new JsonArray();
+  /** Permission questions of this session still open: it is not idle while one is. */
+  private int asking;
+  /** Since when it has had no turn, queued prompt or open question (0: busy). */
+  private long idleSince = System.currentTimeMillis();
   private boolean replaying;
   /** While the tail of a replay is awaited: completes after {@link #REPLAY_QUIET_MS} without an update. */
   private Promise<Void> replayTail;
@@ -109,10 +95,7 @@ final class AgentSession {
   private final AgentRoom.Timings timings;
   private final AgentRoom.Turns turns;
   private final Backlog backlog;
-  /** The size of the agent line being handled: what the events it becomes are charged to the backlog. */
-  private long lineBytes;
-
-  private final java.util.function.Supplier<String> generationIds;
+  private final AgentPool pool;
   /** The gateway's process mark (ProcessTree): whatever the agent starts carries it. */
   private final String owner;
   /** Hidden from the agent by its sandbox, but for its own workspace. */
@@ -123,16 +106,15 @@ final class AgentSession {
 
   /**
    * What every session of one agent room shares: its timings, turn counts and back-pressure, the
-   * source of generation ids, the gateway's process mark, the data directory the sandbox hides,
+   * pool of agent processes, the gateway's process mark, the data directory the sandbox hides,
    * and why the sandbox cannot run here (null when it can).
    */
-  record Shared(AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog,
-                java.util.function.Supplier<String> generationIds, String owner, Path dataDir,
-                String sandboxProblem) {}
+  record Shared(AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog, AgentPool pool, String owner,
+                Path dataDir, String sandboxProblem) {}
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
                String acpSessionId, Shared shared) {
-    this.generationIds = shared.generationIds();
+    this.pool = shared.pool();
     this.dataDir = shared.dataDir();
     this.sandboxProblem = shared.sandboxProblem();
     this.owner = shared.owner();
@@ -162,6 +144,7 @@ final class AgentSession {
     }
     int ahead = queue.size() + (turn == null ? 0 : 1);
     queue.add(text);
+    idleSince = 0;
     pump();
     return ahead;
   }
@@ -174,6 +157,9 @@ final class AgentSession {
     }
     if (!t.cancelling) {
       t.cancelling = true;
+      if (state == State.STARTING) {
+        pool.withdraw(this); // waiting for a free agent slot: it waits no more
+      }
       if (state == State.READY && acpSessionId != null) {
         current.peer.notify("session/cancel", new JsonObject().put("sessionId", acpSessionId));
       }
@@ -182,9 +168,18 @@ final class AgentSession {
       t.graceTimer = context.owner().setTimer(timings.cancelGraceMs(), id -> {
         if (turn == t && current != null) {
           log.warn("[{}] no end of turn {} ms after session/cancel; stopping the agent", tag, timings.cancelGraceMs());
-          emit(system("The agent did not stop within " + timings.cancelGraceMs() / 1000 + " s of the cancel, so it was "
-              + "stopped. The next prompt starts it again."));
-          current.process.stop();
+          if (current.shared) {
+            // Its other threads' turns go on: this turn ends here, and the session starts afresh.
+            emit(system("The agent did not stop within " + timings.cancelGraceMs() / 1000 + " s of the cancel; the "
+                + "turn was ended without it."));
+            detach();
+            state = State.STOPPED;
+            endTurn(t, new JsonObject().put("stopReason", "cancelled"), null);
+          } else {
+            emit(system("The agent did not stop within " + timings.cancelGraceMs() / 1000 + " s of the cancel, so it "
+                + "was stopped. The next prompt starts it again."));
+            current.stop();
+          }
         }
       });
     }
@@ -193,22 +188,74 @@ final class AgentSession {
 
   JsonObject status() {
     return new JsonObject().put("threadId", threadId).put("agentId", spec.id()).put("state", state.name())
-        .put("pid", current == null ? null : current.process.pid()).put("busy", turn != null)
+        .put("pid", current == null || current.process == null ? null : current.pid()).put("busy", turn != null)
+        .put("shared", current != null && current.shared)
         .put("queued", queue.size()).put("acpSessionId", acpSessionId)
-        .put("terminals", current == null ? 0 : current.terminals.count());
+        .put("terminals", terminals == null ? 0 : terminals.count());
   }
 
-  /** Stops the process for good (gateway shutdown); the queue is dropped. */
+  String threadId() {
+    return threadId;
+  }
+
+  AgentSpec spec() {
+    return spec;
+  }
+
+  /** Whether it still waits for a process to start its turn on (not stopped, not closed). */
+  boolean wantsProcess() {
+    return state == State.STARTING && turn != null && !turn.cancelling && !closed;
+  }
+
+  /** Since when it has had nothing to do (no turn, queued prompt or open question); 0 while it has. */
+  long idleSince() {
+    return idleSince;
+  }
+
+  /** Whether it may be stopped now without losing anything: no turn, nothing queued, no open question. */
+  boolean idle() {
+    return idleSince != 0;
+  }
+
+  private void checkIdle() {
+    boolean idle = turn == null && queue.isEmpty() && asking == 0 && state != State.STARTING;
+    if (idle && idleSince == 0) {
+      idleSince = System.currentTimeMillis();
+      pool.becameIdle(this);
+    } else if (!idle) {
+      idleSince = 0;
+    }
+  }
+
+  /** Told by the pool while it waits for a free agent slot: visible in the thread, with its place. */
+  void waitingForSlot(int place, String why) {
+    emit(system("Waiting for a free agent slot (place " + place + " in line): " + why + ". Stop cancels the wait.")
+        .put("queuedForSlot", place));
+  }
+
+  /**
+   * Leaves its process for good (evicted, idle, the gateway stopping); the queue is dropped. Its
+   * own process is stopped; a shared one goes on serving the others.
+   */
   Future<Void> close() {
     closed = true;
     queue.clear();
-    List<Future<Integer>> stopping = new java.util.ArrayList<>();
-    for (Generation g : live) {
-      if (g.process != null) {
-        stopping.add(g.process.stop());
-      }
+    pool.withdraw(this);
+    AgentProcess p = current;
+    detach();
+    return p == null || p.shared ? Future.succeededFuture() : p.stop().mapEmpty();
+  }
+
+  /** No longer served by {@link #current}: its terminals end. */
+  private void detach() {
+    if (current != null) {
+      current.detach(this);
+      current = null;
     }
-    return Future.join(stopping).mapEmpty();
+    if (terminals != null) {
+      terminals.killAll();
+      terminals = null;
+    }
   }
 
   // ---- turns ----
@@ -224,6 +271,9 @@ final class AgentSession {
     ensureStarted()
         .compose(v -> t.cancelling ? Future.succeededFuture(new JsonObject().put("stopReason", "cancelled"))
             : prompt(text, true))
+        // Stopped while it waited for a free agent slot: a cancelled turn, not a failure.
+        .recover(err -> t.cancelling && err instanceof AgentPool.Withdrawn
+            ? Future.succeededFuture(new JsonObject().put("stopReason", "cancelled")) : Future.failedFuture(err))
         .onComplete(done -> endTurn(t, done.succeeded() ? done.result() : null, done.cause()));
   }
 
@@ -260,6 +310,7 @@ final class AgentSession {
       emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "error"));
     }
     pump();
+    checkIdle();
   }
 
   // ---- starting the agent ----
@@ -272,46 +323,65 @@ final class AgentSession {
       return starting;
     }
     state = State.STARTING;
-    Generation g = new Generation(generationIds.get());
     Promise<Void> ready = Promise.promise();
     starting = ready.future();
-    long timer = context.owner().setTimer(timings.startTimeoutMs(), id -> ready.tryFail(new JsonRpcError(
-        JsonRpcError.INTERNAL_ERROR, "the agent did not finish starting within " + timings.startTimeoutMs() / 1000 + " s")));
-    checkSandbox().compose(v -> spawn(g)).compose(v -> initialize(g)).compose(v -> openSession(g)).recover(err -> startFailure(g, err))
-        .onComplete(done -> {
-      if (done.succeeded()) {
-        ready.tryComplete();
-      } else {
-        ready.tryFail(done.cause());
-      }
-    });
+    checkSandbox().compose(v -> pool.processFor(this)).compose(this::attach).onComplete(ready);
     ready.future().onComplete(done -> {
-      context.owner().cancelTimer(timer);
-      if (done.succeeded() && current == g) {
+      if (done.succeeded() && current != null && !closed) {
         state = State.READY;
-        log.info("[{}] ready, ACP session {}", tag, acpSessionId);
+        log.info("[{}] ready, ACP session {} on pid {}", tag, acpSessionId, current.pid());
         return;
       }
-      log.warn("[{}] failed to start: {}", tag, done.cause() == null ? "it exited" : done.cause().getMessage());
-      if (current == g) {
-        current = null;
+      if (!(done.cause() instanceof AgentPool.Withdrawn)) {
+        log.warn("[{}] failed to start: {}", tag, done.cause() == null ? "it exited" : done.cause().getMessage());
+      }
+      AgentProcess p = current;
+      detach();
+      if (p != null && !p.shared) {
+        p.stop();
       }
       state = State.STOPPED;
-      if (g.process != null) {
-        g.process.stop();
-      }
+      checkIdle();
     });
     return starting;
   }
 
+  /** Opens (or resumes, or finds open) this thread's ACP session on {@code p}, within the start timeout. */
+  private Future<Void> attach(AgentProcess p) {
+    if (p.exited) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent exited"));
+    }
+    current = p;
+    p.attach(this);
+    terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined);
+    if (acpSessionId != null && p.isOpen(acpSessionId)) {
+      p.bind(acpSessionId, this); // a shared process that still has it: nothing to load
+      return Future.succeededFuture();
+    }
+    return openSession(p).timeout(timings.startTimeoutMs(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .recover(err -> Future.failedFuture(err instanceof java.util.concurrent.TimeoutException
+            ? new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent did not open a session within "
+            + timings.startTimeoutMs() / 1000 + " s") : err))
+        .onSuccess(v -> p.opened(acpSessionId));
+  }
+
   /** Whether this agent runs in the sandbox: its mode, and whether bwrap works here. */
-  private boolean confinedHere() {
+  boolean confinedHere() {
     return spec.sandbox() == Sandbox.Mode.BWRAP || (spec.sandbox() == Sandbox.Mode.AUTO && sandboxProblem == null);
   }
 
   /** The argv of the agent or one of its terminals: inside the sandbox (docs/architecture.md) when it has one. */
-  private List<String> confined(List<String> command, Path cwd) {
+  List<String> confined(List<String> command, Path cwd) {
     return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd) : command;
+  }
+
+  /** The thread's workspace, made if missing (blocking); the agent's working directory unless it has its own. */
+  Path createWorkspace() throws java.io.IOException {
+    return workspace.create();
+  }
+
+  List<String> argv() {
+    return argv;
   }
 
   /**
@@ -332,134 +402,45 @@ final class AgentSession {
     return Future.succeededFuture();
   }
 
-  /** A start that failed because the process died says so, with the last lines it wrote to stderr. */
-  private Future<Void> startFailure(Generation g, Throwable err) {
-    if (g.process == null) {
-      return Future.failedFuture(err);
-    }
-    return g.process.exited().timeout(500, java.util.concurrent.TimeUnit.MILLISECONDS)
-        .compose(code -> g.process.lastWords().compose(words -> {
-          StringBuilder text = new StringBuilder("The agent " + spec.name() + " failed to start: it exited with code "
-              + code + " before it was ready.");
-          if (!words.isEmpty()) {
-            text.append(" The last lines it wrote to stderr:");
-            words.forEach(w -> text.append("\n    ").append(w));
-          }
-          return Future.<Void>failedFuture(new StartFailure(text.toString()));
-        }), alive -> Future.failedFuture(err));
-  }
-
   /** A failed start explained in full: shown as it is. */
-  private static final class StartFailure extends RuntimeException {
+  static final class StartFailure extends RuntimeException {
     StartFailure(String message) {
       super(message, null, false, false);
     }
   }
 
-  private Future<Void> spawn(Generation g) {
-    g.peer = new JsonRpcPeer(tag, line -> g.process == null
-        ? Future.failedFuture("not started") : g.process.write(line));
-    g.peer.handler(new JsonRpcPeer.Handler() {
-      @Override
-      public Future<Object> request(String method, Object params) {
-        return serve(g, method, params);
-      }
-
-      @Override
-      public void notification(String method, Object params) {
-        if (method.equals("session/update")) {
-          update(params);
-        }
-      }
-    });
-    g.terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined);
-    // Unordered: one agent's slow spawn (or file call) never holds up another thread's.
-    return context.owner().executeBlocking(() -> {
-      Path dir = workspace.create();
-      Path cwd = spec.cwd() == null ? dir : Path.of(spec.cwd());
-      LineChannel.Listener peer = g.peer.listener(bytes -> {
-        log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
-        emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
-            + " MiB limit; it was dropped."));
-      });
-      return StdioProcess.spawn(context, confined(argv, cwd), spec.env(), cwd, tag, owner, new LineChannel.Listener() {
-        @Override
-        public void line(String line) {
-          lineBytes = line.length();
-          try {
-            peer.line(line);
-          } finally {
-            lineBytes = 0;
-          }
-        }
-
-        @Override
-        public void oversize(long bytes) {
-          peer.oversize(bytes);
-        }
-
-        @Override
-        public void closed() {
-          peer.closed();
-        }
-      });
-    }, false).compose(process -> {
-      g.process = process;
-      live.add(g);
-      process.exited().onComplete(code -> exited(g, code.result()));
-      if (closed) {
-        // The room stopped while this process was being spawned: it must not outlive the room.
-        process.stop();
-        return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the gateway is stopping"));
-      }
-      current = g;
-      return Future.succeededFuture();
-    });
+  /** A line the agent sent over the limit was dropped: said in the thread. */
+  void lineDropped(long bytes) {
+    emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
+        + " MiB limit; it was dropped."));
   }
 
-  private Future<Void> initialize(Generation g) {
-    JsonObject params = new JsonObject().put("protocolVersion", PROTOCOL_VERSION)
-        .put("clientCapabilities", new JsonObject()
-            .put("fs", new JsonObject().put("readTextFile", true).put("writeTextFile", true))
-            .put("terminal", true))
-        .put("clientInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard")
-            .put("version", version()));
-    return g.peer.request("initialize", params).compose(result -> {
-      JsonObject r = JsonRpcPeer.object(result);
-      Object version = r.getValue("protocolVersion");
-      if (!(version instanceof Number n) || n.intValue() != PROTOCOL_VERSION) {
-        return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent speaks ACP protocol "
-            + "version " + version + "; Switchboard speaks version " + PROTOCOL_VERSION));
-      }
-      capabilities = r.getValue("agentCapabilities") instanceof JsonObject c ? c : new JsonObject();
-      authMethods = JsonRpcPeer.array(r.getValue("authMethods"));
-      return Future.succeededFuture();
-    });
-  }
-
-  private Future<Void> openSession(Generation g) {
+  private Future<Void> openSession(AgentProcess p) {
     JsonObject params = new JsonObject().put("cwd", workspaceCwd()).put("mcpServers", new JsonArray());
     if (acpSessionId != null) {
+      JsonObject capabilities = p.capabilities;
       JsonObject sessionCaps = capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
       if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
-        return g.peer.request("session/resume", params.copy().put("sessionId", acpSessionId)).<Void>mapEmpty()
-            .recover(err -> freshSession(g, "The agent could not resume the previous session (" + describe(err)
+        p.bind(acpSessionId, this);
+        return p.peer.request("session/resume", params.copy().put("sessionId", acpSessionId)).<Void>mapEmpty()
+            .recover(err -> freshSession(p, "The agent could not resume the previous session (" + describe(err)
                 + "); a new one was started."));
       }
       if (Boolean.TRUE.equals(capabilities.getValue("loadSession"))) {
+        p.bind(acpSessionId, this);
         replaying = true; // the agent replays the history, which the transcript already has
-        return g.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
+        return p.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
             .compose(x -> replayTail(), err -> {
               replaying = false;
               return Future.failedFuture(err);
             })
-            .recover(err -> freshSession(g, "The agent could not load the previous session (" + describe(err)
+            .recover(err -> freshSession(p, "The agent could not load the previous session (" + describe(err)
                 + "); a new one was started."));
       }
-      return freshSession(g, "This agent cannot restore a previous session, so a new one was started: it does not "
+      return freshSession(p, "This agent cannot restore a previous session, so a new one was started: it does not "
           + "remember the conversation above.");
     }
-    return freshSession(g, null);
+    return freshSession(p, null);
   }
 
   /**
@@ -483,11 +464,11 @@ final class AgentSession {
     replayQuietTimer = context.owner().setTimer(Math.min(REPLAY_QUIET_MS, left), t -> tail.tryComplete());
   }
 
-  private Future<Void> freshSession(Generation g, String note) {
+  private Future<Void> freshSession(AgentProcess p, String note) {
     JsonObject params = new JsonObject().put("cwd", workspaceCwd()).put("mcpServers", new JsonArray());
-    return g.peer.request("session/new", params)
+    return p.peer.request("session/new", params)
         .recover(err -> isAuthRequired(err) && spec.authMethod() != null
-            ? authenticate().compose(v -> g.peer.request("session/new", params))
+            ? authenticate().compose(v -> p.peer.request("session/new", params))
             : Future.failedFuture(err))
         .compose(result -> {
           Object id = JsonRpcPeer.object(result).getValue("sessionId");
@@ -496,6 +477,7 @@ final class AgentSession {
                 "the agent answered session/new without a sessionId"));
           }
           acpSessionId = s;
+          p.bind(s, this);
           if (note != null) {
             emit(system(note));
           }
@@ -514,34 +496,25 @@ final class AgentSession {
 
   // ---- the agent's process ended ----
 
-  private void exited(Generation g, Integer code) {
-    boolean byUs = g.process.stopping();
-    g.exited = true;
-    live.remove(g);
-    log.info("[{}] exited with code {}{}", tag, code, byUs ? " (stopped by Switchboard)" : "");
+  /** The process serving this session exited (whoever stopped it): its questions end, and so does the turn. */
+  void processExited(AgentProcess p, Integer code) {
+    boolean byUs = p.stopping || p.process.stopping();
     // Whatever it asked and was not answered yet ends now, or when its register arrives.
     bus.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", threadId).put("sessionId", acpSessionId)
-        .put("generation", g.id).put("code", code));
-    if (current != g) {
-      // An old generation (one that failed to start): its cleanup never touches its successor.
-      g.peer.close("the agent exited");
-      g.terminals.killAll();
-      return;
+        .put("generation", p.generation).put("code", code));
+    if (current != p) {
+      return; // a process this session already left
     }
     if (state == State.STARTING) {
-      // It died before it was ready: the failed start ends the turn, saying why (its last stderr lines).
-      current = null;
-      g.peer.close("the agent exited");
-      g.terminals.killAll();
+      // It died before the session was open: the failed start ends the turn, saying why.
+      detach();
       return;
     }
     // Take the turn first: closing the peer fails the prompt, and this exit is what ends the turn.
     Turn t = turn;
     turn = null;
-    current = null;
     state = State.STOPPED;
-    g.peer.close("the agent exited");
-    g.terminals.killAll();
+    detach();
     if (t != null && t.graceTimer >= 0) {
       context.owner().cancelTimer(t.graceTimer);
     }
@@ -561,16 +534,28 @@ final class AgentSession {
       emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "cancelled"));
     }
     pump();
+    checkIdle();
   }
 
   // ---- what the agent asks of us ----
 
-  private Future<Object> serve(Generation g, String method, Object params) {
+  /** A request of the agent for this session (routed here by {@link AgentProcess}). */
+  Future<Object> serve(AgentProcess g, String method, Object params) {
     JsonObject p = JsonRpcPeer.object(params);
+    Terminals mine = terminals;
+    if (method.startsWith("terminal/") && (mine == null || current != g)) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the session is closed"));
+    }
     return switch (method) {
       case "session/request_permission" -> {
         backlog.asked(g.process);
-        yield permission(g, p).onComplete(x -> backlog.answered());
+        asking++;
+        idleSince = 0;
+        yield permission(g, p).onComplete(x -> {
+          backlog.answered();
+          asking--;
+          checkIdle();
+        });
       }
       case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
           alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
@@ -578,24 +563,24 @@ final class AgentSession {
         alive(g).write(p.getValue("path"), p.getValue("content"));
         return (Object) null;
       });
-      case "terminal/create" -> g.terminals.create(p);
-      case "terminal/output" -> g.terminals.output(p);
-      case "terminal/wait_for_exit" -> g.terminals.waitForExit(p);
-      case "terminal/kill" -> g.terminals.kill(p);
-      case "terminal/release" -> g.terminals.release(p);
+      case "terminal/create" -> mine.create(p);
+      case "terminal/output" -> mine.output(p);
+      case "terminal/wait_for_exit" -> mine.waitForExit(p);
+      case "terminal/kill" -> mine.kill(p);
+      case "terminal/release" -> mine.release(p);
       default -> Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
     };
   }
 
-  /** The workspace, for a generation still running: a dead agent's queued file call does nothing. */
-  private Workspace alive(Generation g) {
+  /** The workspace, for a process still running: a dead agent's queued file call does nothing. */
+  private Workspace alive(AgentProcess g) {
     if (g.exited) {
       throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent exited");
     }
     return workspace;
   }
 
-  private Future<Object> permission(Generation g, JsonObject p) {
+  private Future<Object> permission(AgentProcess g, JsonObject p) {
     JsonObject asked = p.getValue("toolCall") instanceof JsonObject tc ? tc : new JsonObject();
     Object id = asked.getValue("toolCallId");
     String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
@@ -610,7 +595,7 @@ final class AgentSession {
     return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
         .compose(thread -> {
           JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
-              .put("agentId", spec.id()).put("generation", g.id).put("toolCall", toolCall).put("options", p.getValue("options"))
+              .put("agentId", spec.id()).put("generation", g.generation).put("toolCall", toolCall).put("options", p.getValue("options"))
               .put("eligible", thread.body().getJsonArray("routes", new JsonArray()));
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
@@ -636,7 +621,8 @@ final class AgentSession {
         });
   }
 
-  private void update(Object params) {
+  /** A {@code session/update} for this session (routed here by {@link AgentProcess}). */
+  void update(Object params) {
     if (replaying) {
       if (replayTail != null) {
         replayQuiet(); // still replaying: wait for the silence again
@@ -652,7 +638,7 @@ final class AgentSession {
     if (("tool_call".equals(kind) || "tool_call_update".equals(kind))
         && update.getValue("toolCallId") instanceof String toolCallId) {
       toolCalls.computeIfAbsent(toolCallId, k -> new JsonObject()).mergeIn(update);
-      long size = Math.max(256, lineBytes);
+      long size = Math.max(256, current == null ? 0 : current.lineBytes);
       toolCallBytes.merge(toolCallId, size, Long::sum);
       toolCallBytesKept += size;
       forgetOldToolCalls(toolCallId);
@@ -712,8 +698,10 @@ final class AgentSession {
       turns.ended++;
     }
     // Charged to the backlog until the transcript has it: an agent that outruns the store is paused.
-    long cost = Math.max(256, lineBytes);
-    lineBytes = 0;
+    long cost = Math.max(256, current == null ? 0 : current.lineBytes);
+    if (current != null) {
+      current.lineBytes = 0; // charged once
+    }
     backlog.add(cost, current == null ? null : current.process);
     bus.request(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId).put("event", event))
         .onComplete(x -> backlog.done(cost));
@@ -738,9 +726,9 @@ final class AgentSession {
     if (err instanceof JsonRpcError e) {
       if (e.code() == JsonRpcError.AUTH_REQUIRED) {
         return "The agent " + spec.name() + " needs you to authenticate first (" + e.getMessage() + "). "
-            + (authMethods.isEmpty() ? "Log in with the agent's own command line first."
+            + (authMethods().isEmpty() ? "Log in with the agent's own command line first."
             : "Log in with the agent's own command line, or set agents[].authMethod to one of "
-            + authMethods.stream().map(m -> m instanceof JsonObject o ? o.getString("id") : String.valueOf(m)).toList()
+            + authMethods().stream().map(m -> m instanceof JsonObject o ? o.getString("id") : String.valueOf(m)).toList()
             + ".");
       }
       // Agents explain themselves in error.data ("OPENAI_API_KEY is not set"): show it, not just the code.
@@ -765,12 +753,11 @@ final class AgentSession {
     return ": " + (s.length() > 500 ? s.substring(0, 500) + "…" : s);
   }
 
-  private static Integer integer(Object value) {
-    return value instanceof Number n ? n.intValue() : null;
+  private JsonArray authMethods() {
+    return current == null ? new JsonArray() : current.authMethods;
   }
 
-  private static String version() {
-    String v = AgentSession.class.getPackage().getImplementationVersion();
-    return v == null ? "dev" : v;
+  private static Integer integer(Object value) {
+    return value instanceof Number n ? n.intValue() : null;
   }
 }

@@ -6,7 +6,35 @@ import java.util.Optional;
 
 /** The gateway's whole configuration after file, environment and flags were merged and checked. */
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
-                       List<PluginSpec> plugins, LogFormat logFormat) {
+                       List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses) {
+
+  /** With the default agent-process limits for this host. */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, AgentProcesses.defaults());
+  }
+
+  /**
+   * How many agent processes may run at once (all agents together; {@code agents[].maxProcesses}
+   * caps one agent further), and after how long without a turn or a question an agent is stopped.
+   */
+  public record AgentProcesses(int max, long idleStopMs) {
+    public static final long DEFAULT_IDLE_STOP_MS = 10 * 60_000;
+
+    /** One agent process per 512 MiB of the host's memory, at least 2 and at most 64. */
+    public static int defaultMax() {
+      long total = 0;
+      if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+          instanceof com.sun.management.OperatingSystemMXBean os) {
+        total = os.getTotalMemorySize(); // the container's limit where there is one
+      }
+      return (int) Math.max(2, Math.min(64, total / (512L << 20)));
+    }
+
+    public static AgentProcesses defaults() {
+      return new AgentProcesses(defaultMax(), DEFAULT_IDLE_STOP_MS);
+    }
+  }
 
   /** The HTTP listener. {@code port} 0 picks a free port. */
   public record Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics) {
@@ -21,6 +49,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     dataDir = dataDir.toAbsolutePath().normalize();
     agents = List.copyOf(agents);
     plugins = List.copyOf(plugins);
+    agentProcesses = agentProcesses == null ? AgentProcesses.defaults() : agentProcesses;
   }
 
   public Optional<AgentSpec> agent(String id) {

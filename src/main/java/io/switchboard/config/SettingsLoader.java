@@ -63,6 +63,7 @@ public final class SettingsLoader {
         .put("agents", new JsonArray().add(new JsonObject()
             .put("id", "demo").put("name", "Demo agent").put("builtin", "demo")))
         .put("plugins", new JsonArray())
+        .put("agentProcesses", new JsonObject().put("idleStopSeconds", 600))
         .put("logFormat", "text");
   }
 
@@ -197,7 +198,7 @@ public final class SettingsLoader {
   /** Checks a merged configuration tree and turns it into settings. */
   public static Settings parse(JsonObject tree) throws ConfigException {
     Node root = new Node("", tree);
-    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat");
+    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses");
 
     Node http = root.object("http");
     http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics");
@@ -218,6 +219,16 @@ public final class SettingsLoader {
       throw new ConfigException("logFormat", "must be text or json, got \"" + logFormat + "\"");
     }
 
+    Settings.AgentProcesses agentProcesses = Settings.AgentProcesses.defaults();
+    if (root.has("agentProcesses")) {
+      Node processes = root.object("agentProcesses");
+      processes.onlyKeys("max", "idleStopSeconds");
+      agentProcesses = new Settings.AgentProcesses(
+          processes.has("max") ? processes.integer("max", 1, 10_000) : agentProcesses.max(),
+          processes.has("idleStopSeconds") ? processes.integer("idleStopSeconds", 1, 7 * 24 * 3600) * 1000L
+              : agentProcesses.idleStopMs());
+    }
+
     List<AgentSpec> agents = new ArrayList<>();
     Set<String> agentIds = new HashSet<>();
     List<Node> agentNodes = root.objects("agents");
@@ -225,7 +236,8 @@ public final class SettingsLoader {
       throw new ConfigException("agents", "must list at least one agent");
     }
     for (Node a : agentNodes) {
-      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod", "sandbox");
+      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod", "sandbox", "maxProcesses",
+          "shareProcess");
       String id = a.id("id");
       if (!agentIds.add(id)) {
         throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
@@ -249,7 +261,9 @@ public final class SettingsLoader {
       }
       agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
           a.has("cwd") ? a.path("cwd") : null,
-          a.has("authMethod") ? a.string("authMethod", true) : null, sandbox));
+          a.has("authMethod") ? a.string("authMethod", true) : null, sandbox,
+          a.has("maxProcesses") ? a.integer("maxProcesses", 1, 10_000) : null,
+          a.has("shareProcess") ? a.bool("shareProcess") : builtin != null));
     }
     String defaultAgent = root.string("defaultAgent", true);
     if (!agentIds.contains(defaultAgent)) {
@@ -284,7 +298,7 @@ public final class SettingsLoader {
 
     return new Settings(new Settings.Http(host, port, origins, publicMetrics), Path.of(dataDir),
         defaultAgent, agents, plugins,
-        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT);
+        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses);
   }
 
   /** A JSON object at a key path, with typed readers that name the path in their errors. */

@@ -45,6 +45,13 @@ public final class MetricsRoom extends VerticleBase {
     gauge("switchboard_outbox_pending", "Durable outputs not yet acknowledged by their plugin", "outbox");
     gauge("switchboard_outbox_oldest_pending_seconds", "Age of the oldest unacknowledged output", "outboxOldest");
     gauge("switchboard_agent_processes", "Agent processes running", "agents");
+    gauge("switchboard_agent_processes_max", "Agent processes allowed at once (agentProcesses.max)", "agentsMax");
+    gauge("switchboard_agent_rss_bytes", "Resident memory of the agent processes and their children", "agentRss");
+    gauge("switchboard_agent_prompts_queued", "Prompts waiting for a free agent slot", "agentQueued");
+    FunctionCounter.builder("switchboard_agent_idle_stops", now, m -> m.getOrDefault("idleStops", 0.0))
+        .description("Agents stopped after being idle").register(registry);
+    FunctionCounter.builder("switchboard_agent_evictions", now, m -> m.getOrDefault("evictions", 0.0))
+        .description("Idle agents stopped to make room for another thread's prompt").register(registry);
     gauge("switchboard_websocket_connections", "Open /ws/chat sockets", "websockets");
     FunctionCounter.builder("switchboard_turns_started", now, m -> m.getOrDefault("turnsStarted", 0.0))
         .description("Agent turns started").register(registry);
@@ -116,6 +123,11 @@ public final class MetricsRoom extends VerticleBase {
     Future<?> agents = bus.<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
         .onSuccess(r -> {
           now.put("agents", r.body().getLong("processes").doubleValue());
+          now.put("agentsMax", r.body().getInteger("maxProcesses").doubleValue());
+          now.put("agentRss", r.body().getLong("rssBytes").doubleValue());
+          now.put("agentQueued", r.body().getInteger("queuedPrompts").doubleValue());
+          now.put("idleStops", r.body().getLong("idleStops").doubleValue());
+          now.put("evictions", r.body().getLong("evictions").doubleValue());
           now.put("turnsStarted", r.body().getLong("turnsStarted").doubleValue());
           now.put("turnsEnded", r.body().getLong("turnsEnded").doubleValue());
         });

@@ -135,4 +135,28 @@ public final class ProcessTree {
       // some still run: the caller escalates or gives up
     }
   }
+
+  /**
+   * The resident memory of a process and everything under it, in bytes (0 if it is gone): what an
+   * agent costs the host. Blocking: reads {@code /proc/<pid>/status} of each.
+   */
+  public static long rssBytes(long pid) {
+    java.util.Optional<ProcessHandle> root = ProcessHandle.of(pid);
+    if (root.isEmpty()) {
+      return 0;
+    }
+    return java.util.stream.Stream.concat(root.stream(), root.get().descendants())
+        .mapToLong(p -> {
+          try {
+            for (String line : Files.readAllLines(PROC.resolve(Long.toString(p.pid())).resolve("status"))) {
+              if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+              }
+            }
+          } catch (IOException | NumberFormatException | SecurityException ignored) {
+            // gone meanwhile
+          }
+          return 0;
+        }).sum();
+  }
 }

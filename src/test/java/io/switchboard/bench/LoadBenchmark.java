@@ -85,6 +85,8 @@ public final class LoadBenchmark {
     Path config = dir.resolve("switchboard.json");
     Files.writeString(config, new JsonObject().put("http", new JsonObject().put("port", 0))
         .put("dataDir", dir.resolve("data").toString()).put("defaultAgent", "bench")
+        // One process per thread, all at once: the load is the gateway's, not the pool's.
+        .put("agentProcesses", new JsonObject().put("max", 2 * THREADS))
         .put("agents", new JsonArray().add(new JsonObject().put("id", "bench").put("command", new JsonArray()
             .add("python3").add(script.toString()).add(Integer.toString(CHUNKS)).add(Integer.toString(PAUSE_MS)))))
         .encodePrettily());

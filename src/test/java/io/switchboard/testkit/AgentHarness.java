@@ -53,9 +53,12 @@ public final class AgentHarness implements AutoCloseable {
   /** When set, the agent room believes agents cannot be sandboxed here, for this reason. */
   public String sandboxProblem;
 
+  /** How many agent processes may run and when idle ones stop (null: the defaults). */
+  public Settings.AgentProcesses processes;
+
   public Settings settings() {
     return new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dataDir, agents.get(0).id(), agents,
-        List.of(), Settings.LogFormat.TEXT);
+        List.of(), Settings.LogFormat.TEXT, processes);
   }
 
   public AgentHarness start() {

@@ -1,0 +1,253 @@
+package io.switchboard.agent;
+
+import io.switchboard.config.AgentSpec;
+import io.switchboard.jsonrpc.JsonRpcError;
+import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.switchboard.jsonrpc.LineChannel;
+import io.switchboard.jsonrpc.StdioProcess;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One spawn of an agent: its process, the JSON-RPC conversation over its pipes, and what it said
+ * of itself in {@code initialize}. It serves one thread's session, or, for an agent with
+ * {@code agents[].shareProcess}, the sessions of many threads: what the agent sends is routed by
+ * its {@code sessionId}, and a session it names that it was not given is refused. Its generation
+ * id travels on {@code sb.permission.register} and {@code sb.agent.exited}, so the permission room
+ * ends its requests however the two race. Lives on the agent room's event loop.
+ */
+final class AgentProcess {
+  private static final Logger log = LoggerFactory.getLogger(AgentProcess.class);
+
+  final String generation;
+  final AgentSpec spec;
+  final boolean shared;
+  final String tag;
+  private final Context context;
+  StdioProcess process;
+  JsonRpcPeer peer;
+  JsonObject capabilities = new JsonObject();
+  JsonArray authMethods = new JsonArray();
+  /** Read on worker threads too: a file call queued before the exit must not act after it. */
+  volatile boolean exited;
+  /** Spawned and initialized. */
+  boolean ready;
+  /** Whether the pool stopped it on purpose (idle, evicted, the gateway stopping). */
+  boolean stopping;
+  /** The size of the agent line being handled: what the events it becomes are charged to the backlog. */
+  long lineBytes;
+  /** Every session it serves, opening ones included: they hear its exit. */
+  private final Set<AgentSession> attached = new LinkedHashSet<>();
+  /** The sessions it serves by their ACP session id (shared processes route by it). */
+  private final Map<String, AgentSession> bySessionId = new HashMap<>();
+  /** ACP sessions this process has open: a thread that comes back to one needs no load. */
+  private final Set<String> open = new HashSet<>();
+  private final List<Runnable> exitListeners = new ArrayList<>();
+
+  AgentProcess(Context context, AgentSpec spec, String generation, boolean shared) {
+    this.context = context;
+    this.spec = spec;
+    this.generation = generation;
+    this.shared = shared;
+    this.tag = "agent " + spec.id() + (shared ? " (shared)" : "") + " #" + generation.substring(
+        generation.lastIndexOf('/') + 1);
+  }
+
+  /**
+   * Spawns it ({@code argv} is computed on a worker thread: it may create the workspace and resolve
+   * links) and says {@code initialize}; fails, with the last lines of its stderr when it died, if it
+   * is not ready within {@code timeoutMs}.
+   */
+  Future<Void> start(Callable<List<String>> argv, Path cwd, String owner, long timeoutMs) {
+    peer = new JsonRpcPeer(tag, line -> process == null ? Future.failedFuture("not started") : process.write(line));
+    peer.handler(new JsonRpcPeer.Handler() {
+      @Override
+      public Future<Object> request(String method, Object params) {
+        AgentSession session = route(params);
+        if (session == null) {
+          return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS,
+              "no session of this client is named " + JsonRpcPeer.object(params).getValue("sessionId")));
+        }
+        return session.serve(AgentProcess.this, method, params);
+      }
+
+      @Override
+      public void notification(String method, Object params) {
+        if (method.equals("session/update")) {
+          AgentSession session = route(params);
+          if (session != null) {
+            session.update(params);
+          } else {
+            log.warn("[{}] ignored an update for a session it was not given", tag);
+          }
+        }
+      }
+    });
+    LineChannel.Listener lines = peer.listener(bytes -> {
+      log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
+      new ArrayList<>(attached).forEach(s -> s.lineDropped(bytes));
+    });
+    Future<Void> started = context.owner().executeBlocking(() -> StdioProcess.spawn(context, argv.call(), spec.env(),
+        cwd, tag, owner, new LineChannel.Listener() {
+          @Override
+          public void line(String line) {
+            lineBytes = line.length();
+            try {
+              lines.line(line);
+            } finally {
+              lineBytes = 0;
+            }
+          }
+
+          @Override
+          public void oversize(long bytes) {
+            lines.oversize(bytes);
+          }
+
+          @Override
+          public void closed() {
+            lines.closed();
+          }
+        }), false).compose(p -> {
+          process = p;
+          p.exited().onComplete(code -> exited(code.result()));
+          if (stopping) {
+            // Stopped (the gateway stopping) while it was being spawned: it must not outlive the room.
+            p.stop();
+            return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the gateway is stopping"));
+          }
+          return initialize();
+        }).onSuccess(v -> ready = true);
+    return started.timeout(timeoutMs, TimeUnit.MILLISECONDS).recover(err -> {
+      if (err instanceof java.util.concurrent.TimeoutException) {
+        err = new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent did not finish starting within "
+            + timeoutMs / 1000 + " s");
+      }
+      return startFailure(err);
+    });
+  }
+
+  private Future<Void> initialize() {
+    JsonObject params = new JsonObject().put("protocolVersion", AgentSession.PROTOCOL_VERSION)
+        .put("clientCapabilities", new JsonObject()
+            .put("fs", new JsonObject().put("readTextFile", true).put("writeTextFile", true))
+            .put("terminal", true))
+        .put("clientInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard")
+            .put("version", version()));
+    return peer.request("initialize", params).compose(result -> {
+      JsonObject r = JsonRpcPeer.object(result);
+      Object version = r.getValue("protocolVersion");
+      if (!(version instanceof Number n) || n.intValue() != AgentSession.PROTOCOL_VERSION) {
+        return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent speaks ACP protocol "
+            + "version " + version + "; Switchboard speaks version " + AgentSession.PROTOCOL_VERSION));
+      }
+      capabilities = r.getValue("agentCapabilities") instanceof JsonObject c ? c : new JsonObject();
+      authMethods = JsonRpcPeer.array(r.getValue("authMethods"));
+      return Future.succeededFuture();
+    });
+  }
+
+  /** A start that failed because the process died says so, with the last lines it wrote to stderr; it is stopped. */
+  private Future<Void> startFailure(Throwable err) {
+    if (process == null) {
+      return Future.failedFuture(err);
+    }
+    Future<Void> explained = process.exited().timeout(500, TimeUnit.MILLISECONDS)
+        .compose(code -> process.lastWords().compose(words -> {
+          StringBuilder text = new StringBuilder("The agent " + spec.name() + " failed to start: it exited with code "
+              + code + " before it was ready.");
+          if (!words.isEmpty()) {
+            text.append(" The last lines it wrote to stderr:");
+            words.forEach(w -> text.append("\n    ").append(w));
+          }
+          return Future.<Void>failedFuture(new AgentSession.StartFailure(text.toString()));
+        }), alive -> Future.failedFuture(err));
+    return explained.onFailure(x -> stop());
+  }
+
+  /** Which session a message of the agent belongs to: the only one, or (shared) the one it names. */
+  private AgentSession route(Object params) {
+    if (!shared) {
+      return attached.isEmpty() ? null : attached.iterator().next();
+    }
+    return JsonRpcPeer.object(params).getValue("sessionId") instanceof String id ? bySessionId.get(id) : null;
+  }
+
+  void attach(AgentSession session) {
+    attached.add(session);
+  }
+
+  /** {@code session} now answers to {@code acpSessionId} here (before a load: the replay is routed to it). */
+  void bind(String acpSessionId, AgentSession session) {
+    bySessionId.put(acpSessionId, session);
+  }
+
+  /** The agent has {@code acpSessionId} open: a session that attaches to it again needs no load. */
+  void opened(String acpSessionId) {
+    open.add(acpSessionId);
+  }
+
+  boolean isOpen(String acpSessionId) {
+    return open.contains(acpSessionId);
+  }
+
+  void detach(AgentSession session) {
+    attached.remove(session);
+    bySessionId.values().removeIf(s -> s == session);
+  }
+
+  Set<AgentSession> attached() {
+    return attached;
+  }
+
+  /** Runs once it has exited (at once if it has). */
+  void onExit(Runnable listener) {
+    if (exited) {
+      listener.run();
+    } else {
+      exitListeners.add(listener);
+    }
+  }
+
+  Future<Integer> stop() {
+    stopping = true;
+    return process == null ? Future.succeededFuture() : process.stop();
+  }
+
+  long pid() {
+    return process == null ? -1 : process.pid();
+  }
+
+  private void exited(Integer code) {
+    exited = true;
+    log.info("[{}] exited with code {}{}", tag, code, stopping || process.stopping() ? " (stopped by Switchboard)" : "");
+    // The sessions take their turns first: closing the peer fails the prompts, and this exit is what ends them.
+    for (AgentSession s : new ArrayList<>(attached)) {
+      s.processExited(this, code);
+    }
+    peer.close("the agent exited");
+    attached.clear();
+    bySessionId.clear();
+    exitListeners.forEach(Runnable::run);
+    exitListeners.clear();
+  }
+
+  private static String version() {
+    String v = AgentProcess.class.getPackage().getImplementationVersion();
+    return v == null ? "dev" : v;
+  }
+}
