@@ -145,6 +145,7 @@ function welcome(f) {
     known.busy = t.busy;
   }
   renderThreads();
+  refreshPool();
   if (!state.current && f.threads.length) open(f.threads[f.threads.length - 1].threadId);
 }
 
@@ -269,9 +270,26 @@ $('input').addEventListener('keydown', (ev) => {
 
 $('stop').addEventListener('click', () => state.current && send({ type: 'cancel', threadId: state.current }));
 
+// The agent processes: how many run of how many allowed, their memory, prompts waiting for a slot.
+let poolAsked = 0;
+async function refreshPool() {
+  if (Date.now() - poolAsked < 1000) return;
+  poolAsked = Date.now();
+  const r = await fetch('/api/agents', { credentials: 'same-origin' }).catch(() => null);
+  if (!r || !r.ok) return;
+  const p = await r.json();
+  let text = 'Agents: ' + p.processes + ' running of ' + p.maxProcesses + ', ' + Math.round(p.rssBytes / 1048576) + ' MiB';
+  if (p.queuedPrompts) text += ' · ' + p.queuedPrompts + ' waiting for a free slot';
+  $('agent-pool').textContent = text;
+  $('agent-pool').title = 'Idle agents stop after ' + p.idleStopSeconds + ' s (' + p.idleStops + ' so far; '
+    + p.evictions + ' stopped to make room). Sandbox: ' + p.sandbox + '.';
+}
+setInterval(() => { if (!$('app').hidden && !document.hidden) refreshPool(); }, 15000);
+
 function turn(id, busy) {
   const t = threadOf(id);
   t.busy = busy;
+  refreshPool();
   if (id !== state.current) return;
   $('busy').hidden = !busy;
   $('stop').disabled = !busy;

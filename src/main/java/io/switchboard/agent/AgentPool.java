@@ -71,10 +71,12 @@ final class AgentPool {
   private final Map<String, Future<AgentProcess>> sharedProcesses = new HashMap<>();
   private final Map<AgentProcess, Long> lastUsed = new HashMap<>();
   private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
+  /** Threads whose last session is still closing: a new one starts after (the agent may still be saving it). */
+  private final Map<String, Future<Void>> closing = new HashMap<>();
   private long idleStops;
   private long evictions;
   private long sweepTimer = -1;
-  private boolean closing;
+  private boolean stopping;
 
   AgentPool(Context context, Settings settings, String owner, Supplier<String> generationIds, long startTimeoutMs) {
     this.context = context;
@@ -98,15 +100,28 @@ final class AgentPool {
   /** Forgets a thread's session and closes it (its own process stops). */
   Future<Void> remove(String threadId) {
     AgentSession s = sessions.remove(threadId);
-    return s == null ? Future.succeededFuture() : s.close();
+    return s == null ? Future.succeededFuture() : forget(s);
+  }
+
+  /** Closes a session the pool no longer holds; its thread's next session starts once this is done. */
+  private Future<Void> forget(AgentSession s) {
+    sessions.remove(s.threadId(), s);
+    Future<Void> closed = s.close();
+    closing.put(s.threadId(), closed);
+    closed.onComplete(x -> closing.remove(s.threadId(), closed));
+    return closed;
   }
 
   // ---- handing out processes ----
 
   /** A started process for {@code session}: its own, or its agent's shared one; may wait for a slot. */
   Future<AgentProcess> processFor(AgentSession session) {
+    Future<Void> before = closing.get(session.threadId());
+    if (before != null) {
+      return before.transform(x -> processFor(session));
+    }
     AgentSpec spec = session.spec();
-    if (closing) {
+    if (stopping) {
       return Future.failedFuture(new AgentSession.StartFailure("The gateway is stopping."));
     }
     if (spec.shareProcess()) {
@@ -224,8 +239,7 @@ final class AgentPool {
   /** Stops a process and forgets the sessions it served (they resume on their next prompt). */
   private void stopProcess(AgentProcess p) {
     for (AgentSession s : new ArrayList<>(p.attached())) {
-      sessions.remove(s.threadId(), s);
-      s.close();
+      forget(s);
     }
     p.stop();
   }
@@ -289,8 +303,7 @@ final class AgentPool {
           log.info("[agent {} of {}] idle for {} s: stopped; the next prompt starts it again", s.spec().id(),
               s.threadId(), (now - since) / 1000);
         }
-        sessions.remove(s.threadId());
-        s.close();
+        forget(s);
       }
     }
     for (AgentProcess p : new ArrayList<>(running)) {
@@ -327,11 +340,11 @@ final class AgentPool {
 
   /** Every process stopped (the gateway stops). */
   Future<Void> close() {
-    closing = true;
+    stopping = true;
     context.owner().cancelTimer(sweepTimer);
-    List<Future<?>> stopping = new ArrayList<>();
+    List<Future<?>> stops = new ArrayList<>();
     for (AgentSession s : new ArrayList<>(sessions.values())) {
-      stopping.add(s.close());
+      stops.add(s.close());
     }
     sessions.clear();
     for (Waiter w : new ArrayList<>(waiting)) {
@@ -339,8 +352,8 @@ final class AgentPool {
     }
     waiting.clear();
     for (AgentProcess p : new ArrayList<>(running)) {
-      stopping.add(p.stop());
+      stops.add(p.stop());
     }
-    return Future.join(stopping).mapEmpty();
+    return Future.join(stops).mapEmpty();
   }
 }

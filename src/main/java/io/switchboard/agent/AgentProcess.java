@@ -196,6 +196,11 @@ final class AgentProcess {
     bySessionId.put(acpSessionId, session);
   }
 
+  /** The session answering to {@code acpSessionId} here, if any. */
+  AgentSession boundTo(String acpSessionId) {
+    return bySessionId.get(acpSessionId);
+  }
+
   /** The agent has {@code acpSessionId} open: a session that attaches to it again needs no load. */
   void opened(String acpSessionId) {
     open.add(acpSessionId);

@@ -476,6 +476,12 @@ final class AgentSession {
             return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR,
                 "the agent answered session/new without a sessionId"));
           }
+          AgentSession holder = p.boundTo(s);
+          if (holder != null && holder != this) {
+            // A shared process must keep its threads apart: one id for two threads would mix them.
+            return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent answered "
+                + "session/new with the session id of another thread's session (" + s + ")"));
+          }
           acpSessionId = s;
           p.bind(s, this);
           if (note != null) {

@@ -41,6 +41,7 @@ public final class Doctor {
       command("plugin " + p.id(), p.command(), p.cwd());
     }
     sandbox();
+    agentProcesses();
     port();
     out.println(problems == 0 ? "All checks passed." : problems + " problem(s) found.");
     return problems;
@@ -150,6 +151,30 @@ public final class Doctor {
         }
       }
     }
+  }
+
+  /** The caps on agent processes, each agent's choice of sharing, and what runs under this data directory now. */
+  private void agentProcesses() {
+    var limits = settings.agentProcesses();
+    ok("agent processes: at most " + limits.max() + " at once (agentProcesses.max; this host's default is "
+        + io.switchboard.config.Settings.AgentProcesses.defaultMax() + "), idle ones stop after "
+        + limits.idleStopMs() / 1000 + " s");
+    for (AgentSpec a : settings.agents()) {
+      String cap = a.maxProcesses() == null ? "" : ", at most " + a.maxProcesses() + " of its own";
+      if (a.shareProcess() && !a.isBuiltin()) {
+        warn("agent " + a.id() + ": one process serves all its threads (\"shareProcess\": true)" + cap
+            + "; it can see every thread's workspace");
+      } else {
+        ok("agent " + a.id() + ": " + (a.shareProcess() ? "one process for all its threads" : "a process per thread")
+            + cap);
+      }
+    }
+    // Whatever a gateway on this data directory started carries its owner mark: found even without its token.
+    var running = io.switchboard.process.ProcessTree.carrying(io.switchboard.process.ProcessTree.OWNER_VARIABLE,
+        io.switchboard.process.ProcessTree.ownerOf(settings.dataDir()));
+    long rss = running.stream().mapToLong(p -> io.switchboard.process.ProcessTree.residentBytes(p.pid())).sum();
+    ok("running now under this data directory: " + running.size() + " agent and terminal processes, "
+        + (rss >> 20) + " MiB resident");
   }
 
   private void warn(String text) {

@@ -141,22 +141,21 @@ public final class ProcessTree {
    * agent costs the host. Blocking: reads {@code /proc/<pid>/status} of each.
    */
   public static long rssBytes(long pid) {
-    java.util.Optional<ProcessHandle> root = ProcessHandle.of(pid);
-    if (root.isEmpty()) {
-      return 0;
+    return ProcessHandle.of(pid).map(root -> java.util.stream.Stream.concat(java.util.stream.Stream.of(root),
+        root.descendants()).mapToLong(p -> residentBytes(p.pid())).sum()).orElse(0L);
+  }
+
+  /** The resident memory of one process, in bytes (0 if it is gone). Blocking. */
+  public static long residentBytes(long pid) {
+    try {
+      for (String line : Files.readAllLines(PROC.resolve(Long.toString(pid)).resolve("status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+        }
+      }
+    } catch (IOException | NumberFormatException | SecurityException ignored) {
+      // gone meanwhile
     }
-    return java.util.stream.Stream.concat(root.stream(), root.get().descendants())
-        .mapToLong(p -> {
-          try {
-            for (String line : Files.readAllLines(PROC.resolve(Long.toString(p.pid())).resolve("status"))) {
-              if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-              }
-            }
-          } catch (IOException | NumberFormatException | SecurityException ignored) {
-            // gone meanwhile
-          }
-          return 0;
-        }).sum();
+    return 0;
   }
 }

@@ -88,6 +88,7 @@ public final class WebRoom extends VerticleBase {
     router.get("/api/session").handler(ctx -> json(ctx, authenticated(ctx.request()) ? 200 : 401,
         new JsonObject().put("authenticated", authenticated(ctx.request()))));
     router.get("/api/permissions").handler(this::permissions);
+    router.get("/api/agents").handler(this::agents);
     router.get("/metrics").handler(this::metrics);
     router.get("/ws/chat").handler(this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
@@ -209,6 +210,25 @@ public final class WebRoom extends VerticleBase {
             new JsonObject().put("state", state).put("limit", limit))
         .onSuccess(reply -> json(ctx, 200, reply.body()))
         .onFailure(err -> json(ctx, 500, new JsonObject().put("error", err.getMessage())));
+  }
+
+  /** The agent processes: how many run of how many allowed, their memory, prompts waiting for a slot. */
+  private void agents(RoutingContext ctx) {
+    if (!authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
+      return;
+    }
+    vertx.eventBus().<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(reply -> {
+          JsonObject s = reply.body();
+          json(ctx, 200, new JsonObject().put("processes", s.getLong("processes"))
+              .put("maxProcesses", s.getInteger("maxProcesses")).put("rssBytes", s.getLong("rssBytes"))
+              .put("queuedPrompts", s.getInteger("queuedPrompts")).put("idleStops", s.getLong("idleStops"))
+              .put("evictions", s.getLong("evictions")).put("idleStopSeconds", s.getLong("idleStopSeconds"))
+              .put("running", s.getJsonArray("running")).put("sandbox", s.getString("sandbox")));
+        })
+        .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the agent room did not answer: "
+            + err.getMessage())));
   }
 
   static final long STORE_HEALTH_TTL_MS = 5_000;

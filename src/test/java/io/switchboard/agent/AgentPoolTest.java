@@ -192,4 +192,28 @@ class AgentPoolTest {
     assertEquals(1, processes(), gateway.roomStatus().encode());
     assertEquals(1, gateway.roomStatus().getLong("evictions"));
   }
+
+  @Test
+  void aSharedProcessThatLiesAboutSessionsCannotMixThreads() {
+    Path script = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+    // It answers every session/new with the same id, and asks under a session id it was never given.
+    start(AgentHarness.command("liar", List.of("node", script.toString(), "foreign-session")).withProcesses(null, true),
+        4, 600_000);
+    String a = gateway.thread("liar", "web");
+    String b = gateway.thread("liar", "web");
+    gateway.prompt(a, "ask under a foreign session");
+    gateway.prompt(b, "open a second session");
+    assertEquals("error", gateway.awaitTurnEnd(b, 1), gateway.summary(b));
+    String error = gateway.eventsOfKind(b, "system").get(0).getString("text");
+    assertTrue(error.contains("session id of another thread's session"), error);
+    // a's foreign request was refused, not shown anywhere; a's turn goes on until it is stopped.
+    PermissionHarness.waitFor(() -> gateway.agentStatus(a) != null && gateway.agentStatus(a).getBoolean("busy"),
+        "a's turn to run");
+    gateway.cancel(a);
+    assertEquals("cancelled", gateway.awaitTurnEnd(a, 1), gateway.summary(a));
+    // The request came before the answer to the cancel on the same pipe: it was handled, and refused.
+    assertEquals(List.of(), gateway.cards, "no card for a session the agent was not given");
+    assertEquals(List.of(), gateway.ended);
+    assertEquals(1, processes(), "one shared process");
+  }
 }

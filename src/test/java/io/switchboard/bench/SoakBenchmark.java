@@ -130,7 +130,7 @@ public final class SoakBenchmark {
             + "idle stops %.0f, evictions %.0f; pending before SIGTERM %.0f; exit code %d; ledger pending after: %s%n",
         MINUTES, SHARE, cap, IDLE_STOP_SECONDS, threads, turns, failures.size(), maxProcesses, half.gatewayMib(),
         last.gatewayMib(), secondHalfMax, secondHalfMax - half.gatewayMib(), last.agentsMib(), idleStops, evictions,
-        pending, code, leftPending.isEmpty() ? "none" : leftPending.lines().count() + " lines: " + leftPending);
+        pending, code, leftPending.isEmpty() || leftPending.startsWith("No permission") ? "none" : leftPending);
     failures.stream().limit(5).forEach(f -> System.out.println("  failed: " + f));
   }
 
@@ -140,16 +140,7 @@ public final class SoakBenchmark {
   }
 
   static long rss(long pid) {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-        }
-      }
-    } catch (Exception e) {
-      // gone
-    }
-    return 0;
+    return io.switchboard.process.ProcessTree.residentBytes(pid);
   }
 
   static double metric(HttpClient http, int port, String token, String name) throws Exception {

@@ -86,6 +86,27 @@ class SettingsLoaderTest {
         + "\"command\": [\"x\"]}]}").key());
     assertEquals("plugins[0].command", refuse("{\"plugins\": [{\"id\": \"p\"}]}").key());
     assertEquals("logFormat", refuse("{\"logFormat\": \"xml\"}").key());
+    assertEquals("agentProcesses.max", refuse("{\"agentProcesses\": {\"max\": 0}}").key());
+    assertEquals("agentProcesses.idleStopSeconds", refuse("{\"agentProcesses\": {\"idleStopSeconds\": \"soon\"}}").key());
+    assertEquals("agentProcesses.idle", refuse("{\"agentProcesses\": {\"idle\": 5}}").key());
+    assertEquals("agents[0].maxProcesses", refuse("{\"agents\": [{\"id\": \"a\", \"builtin\": \"demo\", "
+        + "\"maxProcesses\": -1}], \"defaultAgent\": \"a\"}").key());
+    assertEquals("agents[0].shareProcess", refuse("{\"agents\": [{\"id\": \"a\", \"builtin\": \"demo\", "
+        + "\"shareProcess\": \"yes\"}], \"defaultAgent\": \"a\"}").key());
+  }
+
+  @Test
+  void agentProcessLimitsDefaultFromTheHostAndCanBeSet() throws Exception {
+    Settings defaults = SettingsLoader.parse(SettingsLoader.defaults());
+    assertEquals(Settings.AgentProcesses.defaultMax(), defaults.agentProcesses().max());
+    assertTrue(defaults.agentProcesses().max() >= 2 && defaults.agentProcesses().max() <= 64);
+    assertEquals(600_000, defaults.agentProcesses().idleStopMs());
+    assertTrue(defaults.agent("demo").orElseThrow().shareProcess(), "the demo agent shares one process");
+    Settings set = load("{\"agentProcesses\": {\"max\": 3, \"idleStopSeconds\": 30}, \"defaultAgent\": \"a\", "
+        + "\"agents\": [{\"id\": \"a\", \"command\": [\"x\"], \"maxProcesses\": 2}]}", Map.of(), Map.of());
+    assertEquals(new Settings.AgentProcesses(3, 30_000), set.agentProcesses());
+    assertEquals(2, set.agent("a").orElseThrow().maxProcesses());
+    assertTrue(!set.agent("a").orElseThrow().shareProcess(), "a command agent has a process per thread by default");
   }
 
   @Test

@@ -226,15 +226,22 @@ class LauncherIT {
       Files.writeString(dir.resolve("sick.json"), new JsonObject()
           .put("http", new JsonObject().put("port", busy.getLocalPort()))
           .put("defaultAgent", "ghost")
+          .put("agentProcesses", new JsonObject().put("max", 3).put("idleStopSeconds", 90))
           .put("agents", new io.vertx.core.json.JsonArray()
               .add(new JsonObject().put("id", "ghost").put("command", new io.vertx.core.json.JsonArray()
-                  .add("/nonexistent/agent-binary")))
+                  .add("/nonexistent/agent-binary")).put("maxProcesses", 2).put("shareProcess", true))
               .add(new JsonObject().put("id", "demo").put("builtin", "demo"))).encode());
       Result sick = run("doctor", "--config", "sick.json");
       assertEquals(1, sick.code(), sick.out());
       assertTrue(sick.out().contains("FAIL  agent ghost: command /nonexistent/agent-binary not found"), sick.out());
       assertTrue(sick.out().contains("port " + busy.getLocalPort() + " on 127.0.0.1 is busy"), sick.out());
       assertTrue(sick.out().contains("ok    agent demo"), sick.out());
+      assertTrue(sick.out().contains("agent processes: at most 3 at once") && sick.out().contains("after 90 s"),
+          sick.out());
+      assertTrue(sick.out().contains("warn  agent ghost: one process serves all its threads (\"shareProcess\": true), "
+          + "at most 2 of its own"), sick.out());
+      assertTrue(sick.out().contains("ok    agent demo: one process for all its threads"), sick.out());
+      assertTrue(sick.out().contains("running now under this data directory: 0 agent"), sick.out());
     }
     Result healthy = run("doctor", "--port", "0");
     assertEquals(0, healthy.code(), healthy.out());

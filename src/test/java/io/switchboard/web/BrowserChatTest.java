@@ -160,6 +160,15 @@ class BrowserChatTest {
         .anyMatch(m -> m.getText().contains("Done")));
     waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed());
     assertTrue(Files.readString(gateway.workspace(t).resolve("demo-notes.md")).contains("water the plants"));
+    // The sidebar says how many agent processes run, of how many allowed, and what they take.
+    String pool = waiting().until(d -> {
+      WebElement p = d.findElement(By.id("agent-pool"));
+      return p.isDisplayed() && p.getText().startsWith("Agents: 1 running of ") ? p.getText() : null;
+    });
+    assertTrue(pool.matches("Agents: 1 running of \\d+, \\d+ MiB"), pool);
+    assertTrue((Boolean) ((JavascriptExecutor) browser).executeScript("const r = document.getElementById('agent-pool')"
+        + ".getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight && r.left >= 0 "
+        + "&& r.right <= window.innerWidth;"), "the agent status is inside the window");
     screenshot("3-done");
     // The audit view lists the request, how it ended, who answered and where.
     browser.findElement(By.id("audit-open")).click();
