@@ -242,6 +242,11 @@ final class AgentSession {
     queue.clear();
     pool.withdraw(this);
     AgentProcess p = current;
+    if (p != null && p.shared && acpSessionId != null && (turn != null || asking > 0)) {
+      // The process goes on serving others: this session's turn and questions end here.
+      p.peer.notify("session/cancel", new JsonObject().put("sessionId", acpSessionId));
+      publishSessionCancelled();
+    }
     detach();
     return p == null || p.shared ? Future.succeededFuture() : p.stop().mapEmpty();
   }

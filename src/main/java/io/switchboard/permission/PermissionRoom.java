@@ -335,9 +335,13 @@ public final class PermissionRoom extends VerticleBase {
 
   // ---- facts ----
 
-  /** {@code {surface}} closes one surface; {@code {plugin}} closes every chat of that plugin. */
+  /**
+   * {@code {surface}} closes one surface; {@code {plugin}} closes every chat of that plugin; with a
+   * {@code threadId}, only for that thread's requests (a chat that moved on with {@code /new}).
+   */
   private void surfaceClosed(JsonObject fact) {
     String surface = fact == null ? null : stringField(fact, "surface");
+    String onlyThread = fact == null ? null : stringField(fact, "threadId");
     String plugin = fact == null ? null : stringField(fact, "plugin");
     if (surface == null && plugin == null) {
       log.warn("ignored a surface-closed fact without a surface or plugin: {}", fact);
@@ -345,6 +349,9 @@ public final class PermissionRoom extends VerticleBase {
     }
     Predicate<String> closes = surface != null ? surface::equals : s -> s.startsWith(plugin + ":");
     for (Pending p : new ArrayList<>(pending.values())) {
+      if (onlyThread != null && !onlyThread.equals(p.reg.threadId())) {
+        continue;
+      }
       for (String s : new ArrayList<>(p.eligible)) {
         if (closes.test(s)) {
           p.eligible.remove(s);

@@ -319,8 +319,13 @@ final class PluginSupervisor {
           bus.request(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
               .onFailure(err -> log.error("[{}] chat {} could not leave thread {}: {}", tag, r.chatId, r.threadId,
                   err.getMessage()));
+          // The chat leaves the old thread's questions too: a card there is no longer answerable from it
+          // (one only it could answer ends surface-gone).
+          bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("surface", r.surface())
+              .put("threadId", r.threadId));
         }
         r.threadId = null;
+        leaveTurn(r);
         reply = "OK: your next message starts a new conversation.";
       }
       case "/stop", "/cancel" -> {
@@ -480,6 +485,30 @@ final class PluginSupervisor {
     pump(r);
   }
 
+  /**
+   * The chat left its thread ({@code /new}) while a prompt of it was running: that prompt is answered
+   * now ({@code cancelled} for the chat; the old thread's turn goes on without it), so the chat's
+   * next message does not wait on a turn it no longer follows.
+   */
+  private void leaveTurn(Route r) {
+    Route.Waiting w = r.current;
+    if (w == null) {
+      return;
+    }
+    r.current = null;
+    r.turnEnds.clear();
+    r.turnsToWait = -1;
+    Generation g = gen;
+    if (g != null && g.ready) {
+      Dialect.Out done = dialect.turnDone(r);
+      if (done != null) {
+        send(g, done);
+      }
+    }
+    w.done().tryComplete(new JsonObject().put("stopReason", "cancelled"));
+    pump(r);
+  }
+
   private void enqueueText(Route r, String kind, String text) {
     bus.request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
             .put("kind", kind).put("body", new JsonObject().put("text", text)))
@@ -585,15 +614,25 @@ final class PluginSupervisor {
       log.info("[{}] the card of {} in chat {} was dismissed by the plugin", tag, requestId, r.chatId);
       return;
     }
-    String who = dialect.tapper(response);
-    if (who == null && dialect.acknowledges()) {
-      who = "unknown";
+    String tapper = dialect.tapper(response);
+    if (tapper == null && dialect.acknowledges()) {
+      tapper = "unknown";
     }
-    if (who == null) {
-      // The vibearound dialect does not say who tapped: hold it against the chat's own sender.
-      who = r.startedBy;
-    }
-    List<String> approvers = spec.approvers().isEmpty() ? (r.startedBy == null ? List.of() : List.of(r.startedBy))
+    String said = tapper;
+    // Judged against the card's own thread (its starter), never the chat's current one.
+    String cardThread = card.getString("threadId");
+    Future<String> starter = cardThread == null ? Future.succeededFuture(null)
+        : bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", cardThread))
+            .map(m -> m.body().getString("startedBy")).otherwise((String) null);
+    starter.onComplete(x -> judgeTap(g, r, outputId, card, outcome, said, x.result()));
+  }
+
+  private void judgeTap(Generation g, Route r, String outputId, JsonObject card, JsonObject outcome, String tapper,
+                        String startedBy) {
+    String requestId = card.getString("requestId");
+    // The vibearound dialect does not say who tapped: hold it against the thread's starter.
+    String who = tapper != null ? tapper : startedBy;
+    List<String> approvers = spec.approvers().isEmpty() ? (startedBy == null ? List.of() : List.of(startedBy))
         : spec.approvers();
     if (!approvers.contains(who)) {
       log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);

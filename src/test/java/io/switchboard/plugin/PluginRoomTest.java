@@ -314,6 +314,46 @@ class PluginRoomTest {
   }
 
   @Test
+  void acpAChatThatMovedOnWithNewCannotAnswerItsOldThreadsCard(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("group-1", "42", "group message");
+    JsonObject first = plugin.awaitType("card", 1);
+    String requestId = requestIdOf(first);
+    // 99 moves the chat on: T1's question, which only this chat could answer, ends.
+    plugin.prompt("group-1", "99", "/new");
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> "cancelled".equals(ledger(requestId).getString("state")),
+        "T1's question to end");
+    assertEquals("surface-gone", ledger(requestId).getJsonObject("outcome").getString("reason"));
+    // 99's next message starts 99's own thread at once (the chat no longer waits on T1's turn).
+    plugin.prompt("group-1", "99", "my own thread");
+    plugin.awaitType("card", 2);
+    // T1's card, tapped by 99 (the starter of the chat's current thread): judged against T1's starter.
+    plugin.tap(first.getString("key"), "allow-once", "99");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("Only 42"), 1, "the refusal");
+    assertEquals("cancelled", ledger(requestId).getString("state"));
+  }
+
+  @Test
+  void vibearoundAChatThatMovedOnWithNewCannotAnswerItsOldThreadsCard(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.prompt("77", "77", "hello from va");
+    JsonObject first = plugin.awaitType("card", 1);
+    String t1 = threadOf("fake:77");
+    String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "pending").put("limit", 10).put("threadId", t1))).body()
+        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+    plugin.prompt("77", "77", "/new");
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> "cancelled".equals(ledger(requestId).getString("state")),
+        "T1's question to end");
+    plugin.tap(first.getString("key"), "allow-once", null); // the dialect cannot say who tapped
+    plugin.prompt("77", "77", "a new conversation");
+    plugin.awaitType("card", 2);
+    assertEquals("surface-gone", ledger(requestId).getJsonObject("outcome").getString("reason"));
+    assertFalse(threadOf("fake:77").equals(t1), "the chat is in a new thread");
+  }
+
+  @Test
   void commandsAreAnsweredByTheGateway(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "/help");
