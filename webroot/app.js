@@ -4,14 +4,25 @@
 import { marked } from '/webjars/marked/15.0.12/lib/marked.esm.js';
 import DOMPurify from '/webjars/dompurify/3.2.6/dist/purify.es.mjs';
 
-const $ = (id) => document.getElementById(id);
+// The page's own elements, found once at load: agent content (sanitized without ids or names
+// anyway) can never stand in for one of them later.
+const page = new Map([...document.querySelectorAll('[id]')].map((e) => [e.id, e]));
+const $ = (id) => page.get(id);
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined && text !== null) e.textContent = text;
   return e;
 };
-const markdown = (text) => DOMPurify.sanitize(marked.parse(text ?? '', { async: false }));
+// No ids, names, classes or styles (the page's own CSS and element names stay the page's), no forms
+// or form controls: agent text can neither draw a fake permission card nor take the composer's place.
+const PURIFY = {
+  SANITIZE_NAMED_PROPS: true,
+  FORBID_TAGS: ['form', 'input', 'textarea', 'button', 'select', 'option', 'label', 'fieldset', 'dialog',
+    'style', 'template', 'iframe', 'object', 'embed'],
+  FORBID_ATTR: ['id', 'name', 'class', 'style', 'form', 'formaction', 'tabindex', 'accesskey'],
+};
+const markdown = (text) => DOMPurify.sanitize(marked.parse(text ?? '', { async: false }), PURIFY);
 const time = (iso) => iso ? new Date(iso).toLocaleTimeString() : '';
 
 const state = {
@@ -146,6 +157,7 @@ function welcome(f) {
   }
   renderThreads();
   refreshPool();
+  refreshKnocks();
   if (!state.current && f.threads.length) open(f.threads[f.threads.length - 1].threadId);
 }
 
@@ -194,6 +206,7 @@ function open(id) {
   }
   showAudit(false);
   $('log').replaceWith(t.view.log);
+  page.set('log', t.view.log);
   $('thread-title').textContent = t.info.title || 'New thread';
   $('input').disabled = false;
   $('send').disabled = false;
@@ -285,6 +298,17 @@ async function refreshPool() {
     + p.evictions + ' stopped to make room). Sandbox: ' + p.sandbox + '.';
 }
 setInterval(() => { if (!$('app').hidden && !document.hidden) refreshPool(); }, 15000);
+
+// Who wrote to a plugin without being let in (plugins[].users): the operator admits them in the config.
+async function refreshKnocks() {
+  const r = await fetch('/api/knocks', { credentials: 'same-origin' }).catch(() => null);
+  if (!r || !r.ok) return;
+  const knocks = (await r.json()).knocks;
+  $('knocks').hidden = knocks.length === 0;
+  $('knock-list').replaceChildren(...knocks.slice().reverse().map((k) => el('li', null,
+    (k.name ? k.name + ' ' : '') + '(' + k.userId + ') on ' + k.plugin + ', ' + new Date(k.at).toLocaleString())));
+}
+setInterval(() => { if (!$('app').hidden && !document.hidden) refreshKnocks(); }, 30000);
 
 function turn(id, busy) {
   const t = threadOf(id);

@@ -188,7 +188,7 @@ public final class Main {
     AccessToken.Ensured ensured;
     FileLock lock;
     try {
-      AccessToken.ensurePrivateDirectory(settings.dataDir());
+      io.switchboard.config.DataDirectory.prepare(settings.dataDir());
       lock = lockDataDir(settings.dataDir());
       if (lock == null) {
         err.println("switchboard: another Switchboard is already running with the data directory "
@@ -202,6 +202,11 @@ public final class Main {
     }
 
     log.info("Switchboard {} starting with {} (data in {})", version(), source, settings.dataDir());
+    if (isEveryInterface(settings.http().host())) {
+      log.warn("listening on every interface ({}) over plain HTTP: the token and your prompts cross the network "
+          + "in clear; put a TLS reverse proxy in front (docs/operations.md), or listen on 127.0.0.1",
+          settings.http().host());
+    }
     Vertx vertx = Vertx.vertx();
     Gateway gateway;
     try {
@@ -266,5 +271,10 @@ public final class Main {
   static String version() {
     String v = Main.class.getPackage().getImplementationVersion();
     return v == null ? "dev" : v;
+  }
+
+  /** Whether a listen address means every interface (reachable from the network). */
+  static boolean isEveryInterface(String host) {
+    return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]") || host.isBlank();
   }
 }

@@ -56,7 +56,14 @@ final class Workspace {
     if (!(given instanceof String text) || text.isEmpty()) {
       throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "path must be a non-empty string");
     }
-    Path raw = Path.of(text);
+    Path raw;
+    try {
+      raw = Path.of(text);
+    } catch (java.nio.file.InvalidPathException e) {
+      // A NUL or an unmappable character: the agent's mistake, not ours.
+      throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "path " + text.replace("\0", "\\0") + " is not a valid "
+          + "path: " + e.getReason());
+    }
     for (Path segment : raw) {
       if (segment.toString().equals("..")) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "path " + text + " contains '..'; use a path inside "

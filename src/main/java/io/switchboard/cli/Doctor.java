@@ -50,13 +50,25 @@ public final class Doctor {
   private void dataDir() {
     Path dir = settings.dataDir();
     try {
-      Files.createDirectories(dir);
+      io.switchboard.config.AccessToken.ensurePrivateDirectory(dir);
       Path probe = Files.createTempFile(dir, ".doctor", ".tmp");
       Files.delete(probe);
       ok("data directory " + dir + " is writable");
     } catch (IOException e) {
       problem("data directory " + dir + " is not writable: " + e.getMessage());
       return;
+    }
+    try {
+      java.util.List<String> loose = io.switchboard.config.DataDirectory.loose(dir);
+      check(loose.isEmpty(), "data directory " + dir + " and its files are private (0700/0600)",
+          "readable by others: " + String.join(", ", loose) + " (the gateway tightens them at start; or chmod "
+              + "700 the directory and 600 its files)");
+    } catch (IOException e) {
+      problem("cannot read the modes in " + dir + ": " + e.getMessage());
+    }
+    if (settings.http().host().equals("0.0.0.0") || settings.http().host().equals("::")) {
+      warn("http.host " + settings.http().host() + " listens on every interface over plain HTTP: put a TLS reverse "
+          + "proxy in front, or listen on 127.0.0.1");
     }
     Path token = settings.tokenFile();
     if (Files.exists(token)) {

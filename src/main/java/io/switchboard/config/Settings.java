@@ -37,9 +37,16 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
   }
 
   /** The HTTP listener. {@code port} 0 picks a free port. */
-  public record Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics) {
+  public record Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics,
+                     List<String> allowedHosts) {
     public Http {
       allowedOrigins = List.copyOf(allowedOrigins);
+      allowedHosts = allowedHosts == null ? List.of() : List.copyOf(allowedHosts);
+    }
+
+    /** With no extra host names. */
+    public Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics) {
+      this(host, port, allowedOrigins, publicMetrics, List.of());
     }
   }
 

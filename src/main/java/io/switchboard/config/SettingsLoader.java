@@ -50,6 +50,7 @@ public final class SettingsLoader {
 
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
   private static final Pattern ORIGIN = Pattern.compile("https?://[^/\\s]+");
+  private static final Pattern HOST = Pattern.compile("[A-Za-z0-9.:\\[\\]-]{1,253}");
   private static final Set<String> BUILTIN_AGENTS = Set.of("demo");
   private static final Set<String> DIALECTS = Set.of("acp", "vibearound");
 
@@ -201,7 +202,7 @@ public final class SettingsLoader {
     root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses");
 
     Node http = root.object("http");
-    http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics");
+    http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
     String host = http.string("host", true);
     int port = http.integer("port", 0, 65535);
     List<String> origins = http.strings("allowedOrigins", false);
@@ -212,6 +213,13 @@ public final class SettingsLoader {
       }
     }
     boolean publicMetrics = http.bool("publicMetrics");
+    List<String> allowedHosts = http.has("allowedHosts") ? http.strings("allowedHosts", false) : List.of();
+    for (int i = 0; i < allowedHosts.size(); i++) {
+      if (!HOST.matcher(allowedHosts.get(i)).matches()) {
+        throw new ConfigException(http.key("allowedHosts") + "[" + i + "]",
+            "must be a host name or address like chat.example.org, got \"" + allowedHosts.get(i) + "\"");
+      }
+    }
 
     String dataDir = root.path("dataDir");
     String logFormat = root.string("logFormat", true);
@@ -273,7 +281,7 @@ public final class SettingsLoader {
     List<PluginSpec> plugins = new ArrayList<>();
     Set<String> pluginIds = new HashSet<>();
     for (Node p : root.objects("plugins")) {
-      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent", "cardsInGroups");
+      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent", "cardsInGroups", "users");
       String id = p.id("id");
       if (id.equals("web")) {
         throw new ConfigException(p.key("id"), "\"web\" is the browser's surface; name the plugin otherwise");
@@ -293,10 +301,11 @@ public final class SettingsLoader {
           p.has("cwd") ? p.path("cwd") : null, p.env("env"),
           p.has("config") ? p.object("config").json : null,
           p.has("approvers") ? p.strings("approvers", false) : null, agent,
-          p.has("cardsInGroups") && p.bool("cardsInGroups")));
+          p.has("cardsInGroups") && p.bool("cardsInGroups"),
+          p.has("users") ? p.strings("users", false) : null));
     }
 
-    return new Settings(new Settings.Http(host, port, origins, publicMetrics), Path.of(dataDir),
+    return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses);
   }

@@ -42,6 +42,9 @@ public final class JsonRpcPeer {
    * @param name for log lines, e.g. the agent and thread
    * @param writer writes one line to the peer
    */
+  /** Malformed lines are logged at most 20 a minute per peer (a flood of garbage is counted, not copied). */
+  private final io.switchboard.logging.LogBudget garbageLog = new io.switchboard.logging.LogBudget(20);
+
   public JsonRpcPeer(String name, Function<String, Future<Void>> writer) {
     this.name = name;
     this.writer = writer;
@@ -122,11 +125,15 @@ public final class JsonRpcPeer {
     try {
       value = Json.decodeValue(line);
     } catch (DecodeException e) {
-      log.warn("{}: ignored a line that is not JSON ({} chars): {}", name, line.length(), preview(line));
+      if (garbageLog.take(log, name, "malformed lines")) {
+        log.warn("{}: ignored a line that is not JSON ({} chars): {}", name, line.length(), preview(line));
+      }
       return;
     }
     if (!(value instanceof JsonObject message)) {
-      log.warn("{}: ignored a line that is not a JSON-RPC object: {}", name, preview(line));
+      if (garbageLog.take(log, name, "malformed lines")) {
+        log.warn("{}: ignored a line that is not a JSON-RPC object: {}", name, preview(line));
+      }
       return;
     }
     Object id = message.getValue("id");
@@ -186,7 +193,9 @@ public final class JsonRpcPeer {
   }
 
   private void invalid(Object id, String problem, String line) {
-    log.warn("{}: invalid JSON-RPC message ({}): {}", name, problem, preview(line));
+    if (garbageLog.take(log, name, "malformed lines")) {
+      log.warn("{}: invalid JSON-RPC message ({}): {}", name, problem, preview(line));
+    }
     if (id != null) {
       writer.apply(new JsonObject().put("jsonrpc", "2.0").put("id", id)
           .put("error", new JsonRpcError(JsonRpcError.INVALID_REQUEST, problem).toJson()).encode());

@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
 public final class StdioProcess {
   private static final Logger log = LoggerFactory.getLogger(StdioProcess.class);
   public static final long GRACE_MS = 2_000;
+  /** stderr lines of one process logged per minute (the rest counted), and the characters logged of each. */
+  static final int STDERR_LOG_LINES_PER_MINUTE = 200;
+  static final int STDERR_LOG_CHARS = 2_000;
   /** The longest line read from a child: 8 MiB, or a sixteenth of the heap if less (4 MiB at 64 MiB). */
   public static final int MAX_LINE_BYTES = (int) Math.min(8L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
   /** What may wait to be written to one child: 64 MiB, or an eighth of the heap if less (8 MiB at 64 MiB). */
@@ -50,8 +53,11 @@ public final class StdioProcess {
     this.tag = tag;
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
         MAX_LINE_BYTES, MAX_QUEUED_BYTES, listener);
+    io.switchboard.logging.LogBudget stderrLog = new io.switchboard.logging.LogBudget(STDERR_LOG_LINES_PER_MINUTE);
     this.stderrEnd = LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> {
-      log.info("[{}] {}", tag, line);
+      if (stderrLog.take(log, tag, "stderr lines")) {
+        log.info("[{}] {}", tag, line.length() > STDERR_LOG_CHARS ? line.substring(0, STDERR_LOG_CHARS) + "…" : line);
+      }
       synchronized (stderrTail) {
         stderrTail.addLast(line.length() > STDERR_LINE_CHARS ? line.substring(0, STDERR_LINE_CHARS) + "…" : line);
         if (stderrTail.size() > STDERR_LINES_KEPT) {

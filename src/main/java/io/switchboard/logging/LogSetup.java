@@ -13,6 +13,14 @@ import org.slf4j.LoggerFactory;
 
 /** Points the logs at stderr, as text lines or one JSON object a line ({@code --log-format}). */
 public final class LogSetup {
+  /**
+   * The text format. Control characters in a message (a peer's escape sequences, a forged line
+   * break) become U+FFFD, so a log line is one line and shows what was said, not what it does to
+   * a terminal. The JSON format escapes them as JSON does.
+   */
+  public static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{0} - "
+      + "%replace(%msg){'[\\p{Cntrl}&&[^\\t]]', '\uFFFD'}%n";
+
   private LogSetup() {}
 
   public static void configure(Settings.LogFormat format) {
@@ -30,7 +38,7 @@ public final class LogSetup {
       encoder = wrapping;
     } else {
       PatternLayoutEncoder pattern = new PatternLayoutEncoder();
-      pattern.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{0} - %msg%n");
+      pattern.setPattern(TEXT_PATTERN);
       encoder = pattern;
     }
     encoder.setContext(context);

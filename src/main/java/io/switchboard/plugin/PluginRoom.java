@@ -82,12 +82,28 @@ public final class PluginRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.PLUGIN_STATUS, m -> {
         JsonArray out = new JsonArray();
         plugins.values().forEach(p -> out.add(p.status()));
-        m.reply(new JsonObject().put("plugins", out));
+        m.reply(new JsonObject().put("plugins", out).put("knocks", new JsonArray(new ArrayList<>(knocks.values()))));
       });
       plugins.values().forEach(PluginSupervisor::start);
       log.info("{} plugins starting", plugins.size());
       return null;
     });
+  }
+
+  /** Who wrote without being let in (plugins[].users), newest last, one entry per plugin and user. */
+  private final java.util.LinkedHashMap<String, JsonObject> knocks = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(java.util.Map.Entry<String, JsonObject> eldest) {
+      return size() > MAX_KNOCKS;
+    }
+  };
+  private static final int MAX_KNOCKS = 100;
+
+  /** A stranger wrote: kept for the operator, who sees it in the web. */
+  void knocked(JsonObject knock) {
+    String key = knock.getString("plugin") + "\u0000" + knock.getString("userId");
+    knocks.remove(key);
+    knocks.put(key, knock);
   }
 
   @Override

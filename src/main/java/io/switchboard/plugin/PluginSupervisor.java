@@ -290,6 +290,9 @@ final class PluginSupervisor {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, e.getMessage()));
     }
+    if (!spec.mayPrompt(in.senderId())) {
+      return stranger(in);
+    }
     Route r = routes.computeIfAbsent(in.chatId(), c -> new Route(spec.id(), c));
     r.target = in.target();
     r.scope = in.scope();
@@ -309,6 +312,25 @@ final class PluginSupervisor {
     r.lane.add(new Route.Waiting(in, done));
     pump(r);
     return done.future();
+  }
+
+  /**
+   * Someone not on the plugin's list of users wrote: nothing starts. They are told their id and how
+   * the operator admits them, and the knock is kept for the web to show (the operator sees who
+   * asked); the prompt is answered {@code refusal}.
+   */
+  private Future<Object> stranger(Dialect.Inbound in) {
+    String who = in.senderId() == null ? "(unknown)" : in.senderId();
+    log.warn("[{}] {} ({}) in chat {} may not prompt: not in plugins[{}].users", tag, who, in.senderName(),
+        in.chatId(), spec.id());
+    room.knocked(new JsonObject().put("plugin", spec.id()).put("userId", who).put("name", in.senderName())
+        .put("chatId", in.chatId()).put("at", System.currentTimeMillis()));
+    Route r = routes.computeIfAbsent(in.chatId(), c -> new Route(spec.id(), c));
+    r.target = in.target();
+    r.scope = in.scope();
+    return say(r, "You cannot use this agent yet. Your id here is " + who + ". To let you in, the operator adds \""
+        + who + "\" to plugins[" + spec.id() + "].users in the Switchboard config and restarts it.")
+        .map(x -> new JsonObject().put("stopReason", "refusal"));
   }
 
   private Future<Object> command(Route r, String command) {

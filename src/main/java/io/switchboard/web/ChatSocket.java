@@ -41,6 +41,11 @@ final class ChatSocket {
   private final ArrayDeque<String> queue = new ArrayDeque<>();
   private long queuedBytes;
   private boolean closed;
+  /** The browser session it was opened with (null: a bearer token): logging out closes it. */
+  private final String session;
+  private long pingTimer = -1;
+  /** Server pings keep a quiet socket inside the connection idle timeout, whatever the tab's timers do. */
+  static final long PING_MS = 20_000;
 
   /** A client frame that breaks the protocol; the message names what is wrong. */
   private static final class BadFrame extends Exception {
@@ -49,14 +54,30 @@ final class ChatSocket {
     }
   }
 
-  ChatSocket(WebRoom room, Vertx vertx, ServerWebSocket ws) {
+  ChatSocket(WebRoom room, Vertx vertx, ServerWebSocket ws, String session) {
     this.room = room;
     this.vertx = vertx;
     this.ws = ws;
+    this.session = session;
+  }
+
+  String session() {
+    return session;
+  }
+
+  /** Ends the socket because its login ended (logout, token rotated): the page asks to log in again. */
+  void closeUnauthorized(String why) {
+    close();
+    ws.close((short) 4401, why);
   }
 
   void start() {
     room.socketOpened(this);
+    pingTimer = vertx.setPeriodic(PING_MS, t -> {
+      if (!closed) {
+        ws.writePing(io.vertx.core.buffer.Buffer.buffer());
+      }
+    });
     ws.textMessageHandler(this::frame);
     ws.binaryMessageHandler(b -> error("bad_frame", "binary frames are not part of the protocol; send JSON text", null,
         null));
@@ -359,6 +380,7 @@ final class ChatSocket {
       return;
     }
     closed = true;
+    vertx.cancelTimer(pingTimer);
     room.socketClosed(this);
     long dropped = queue.stream().mapToLong(String::length).sum();
     queue.clear();

@@ -20,6 +20,7 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -40,6 +41,14 @@ public final class WebRoom extends VerticleBase {
   static final String SURFACE = "web";
   static final String COOKIE = "sb_session";
   private static final int MAX_SESSIONS = 1_000;
+  /** A browser session lasts this long after its login (then the page asks for the token again). */
+  static final long SESSION_MS = 7L * 24 * 3600 * 1000;
+  /** Failed logins a client address may make per minute; then 429 until the minute is over. */
+  static final int LOGIN_FAILURES_PER_MINUTE = 10;
+  /** A connection with nothing read or written for this long is closed (half-sent requests too). */
+  static final int IDLE_TIMEOUT_SECONDS = 60;
+  /** How often the token file is looked at: a rotation ends every login and socket. */
+  static final long TOKEN_CHECK_MS = 2_000;
   /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
   private static final int TRANSPORT_FRAME_LIMIT = 4 * 1024 * 1024;
   private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -70,6 +79,15 @@ public final class WebRoom extends VerticleBase {
   /** An eighth of the heap, at most 64 MiB: what frames waiting for slow readers may take in all. */
   private final long queueBudget = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
   private String encodedText;
+  /** Client address -> failed logins in the current minute (and when that minute began). */
+  private final Map<String, long[]> loginFailures = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
+      return size() > 10_000;
+    }
+  };
+  /** The names this server answers to (Host header): anything else is refused, against DNS rebinding. */
+  private Set<String> allowedHosts;
 
   public WebRoom(Settings settings, String version, long outboxStuckMs) {
     this.settings = settings;
@@ -81,14 +99,18 @@ public final class WebRoom extends VerticleBase {
   public Future<?> start() {
     Router router = Router.router(vertx);
     router.route().handler(this::securityHeaders);
+    router.route().handler(this::checkHost);
     router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
     router.get("/readyz").handler(this::ready);
-    router.post("/api/login").handler(BodyHandler.create().setBodyLimit(4096)).handler(this::login);
+    // JSON only, and no file uploads: a multipart POST (any web page can send one) never reaches the disk.
+    router.post("/api/login").handler(BodyHandler.create(false).setBodyLimit(4096)).handler(this::loginAllowed)
+        .handler(this::login);
     router.post("/api/logout").handler(this::logout);
     router.get("/api/session").handler(ctx -> json(ctx, authenticated(ctx.request()) ? 200 : 401,
         new JsonObject().put("authenticated", authenticated(ctx.request()))));
     router.get("/api/permissions").handler(this::permissions);
     router.get("/api/agents").handler(this::agents);
+    router.get("/api/knocks").handler(this::knocks);
     router.get("/metrics").handler(this::metrics);
     router.get("/ws/chat").handler(this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
@@ -107,10 +129,14 @@ public final class WebRoom extends VerticleBase {
         .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT)
         // A browser that stopped reading never answers our close: drop its connection (and the frames
         // it holds) after 2 s instead of the default 10.
-        .setWebSocketClosingTimeout(2);
+        .setWebSocketClosingTimeout(2)
+        .setIdleTimeout(IDLE_TIMEOUT_SECONDS).setIdleTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS);
     server = vertx.createHttpServer(options);
-    return vertx.fileSystem().readFile(settings.tokenFile().toString())
+    return vertx.executeBlocking(() -> HostCheck.allowed(settings.http()), false)
+        .onSuccess(names -> allowedHosts = names)
+        .compose(names -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
+        .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
         .compose(t -> server.requestHandler(router).listen(settings.http().port(), settings.http().host()))
         .onSuccess(s -> log.info("HTTP listening on {}:{}", settings.http().host(), s.actualPort()))
         .recover(err -> Future.failedFuture(new IllegalStateException(
@@ -131,6 +157,66 @@ public final class WebRoom extends VerticleBase {
   }
 
   // ---- HTTP ----
+
+  /** Refuses a request whose Host is not one of this server's names (a DNS-rebinding page uses its own). */
+  private void checkHost(RoutingContext ctx) {
+    var authority = ctx.request().authority();
+    String host = authority == null ? null : authority.host();
+    if (host == null || !allowedHosts.contains(HostCheck.normal(host))) {
+      log.warn("refused a request for host {} from {}", host, ctx.request().remoteAddress());
+      ctx.response().setStatusCode(421).putHeader("Content-Type", "text/plain; charset=utf-8")
+          .end("this server does not answer to the host \"" + host + "\"; add it to http.allowedHosts\n");
+      return;
+    }
+    ctx.next();
+  }
+
+  /** JSON only (415), and not while the address has failed too often (429). */
+  private void loginAllowed(RoutingContext ctx) {
+    String type = ctx.request().getHeader("Content-Type");
+    if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+      json(ctx, 415, new JsonObject().put("error", "send {\"token\": \"...\"} as application/json"));
+      return;
+    }
+    long[] failures = loginFailures.get(clientAddress(ctx));
+    if (failures != null && System.currentTimeMillis() - failures[1] < 60_000
+        && failures[0] >= LOGIN_FAILURES_PER_MINUTE) {
+      ctx.response().putHeader("Retry-After", "60");
+      json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; wait a minute"));
+      return;
+    }
+    ctx.next();
+  }
+
+  private void loginFailed(RoutingContext ctx) {
+    long now = System.currentTimeMillis();
+    long[] failures = loginFailures.computeIfAbsent(clientAddress(ctx), a -> new long[] {0, now});
+    if (now - failures[1] >= 60_000) {
+      failures[0] = 0;
+      failures[1] = now;
+    }
+    failures[0]++;
+  }
+
+  private static String clientAddress(RoutingContext ctx) {
+    var address = ctx.request().remoteAddress();
+    return address == null ? "?" : address.hostAddress();
+  }
+
+  /** A rotated token (its file changed) ends every login and socket: the old token stops working now. */
+  private void checkToken() {
+    vertx.fileSystem().readFile(settings.tokenFile().toString()).onSuccess(buffer -> {
+      String now = buffer.toString().trim();
+      if (!now.isEmpty() && !now.equals(token)) {
+        log.warn("the access token was rotated: every browser session and chat socket ends");
+        token = now;
+        sessions.clear();
+        for (ChatSocket s : new ArrayList<>(open)) {
+          s.closeUnauthorized("the access token was rotated");
+        }
+      }
+    });
+  }
 
   private void securityHeaders(RoutingContext ctx) {
     ctx.response().putHeader("Content-Security-Policy", CSP)
@@ -157,6 +243,7 @@ public final class WebRoom extends VerticleBase {
     }
     if (!AccessToken.matches(token, given.trim())) {
       log.warn("login refused from {}: wrong token", ctx.request().remoteAddress());
+      loginFailed(ctx);
       json(ctx, 401, new JsonObject().put("error", "wrong token"));
       return;
     }
@@ -165,14 +252,18 @@ public final class WebRoom extends VerticleBase {
     String session = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     sessions.put(session, System.currentTimeMillis());
     ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
-        .setPath("/").setSecure("https".equals(ctx.request().getHeader("X-Forwarded-Proto"))));
+        .setPath("/").setSecure(behindHttpsProxy(ctx.request())));
     ctx.response().setStatusCode(204).end();
   }
 
   private void logout(RoutingContext ctx) {
     Cookie cookie = ctx.request().getCookie(COOKIE);
-    if (cookie != null) {
-      sessions.remove(cookie.getValue());
+    if (cookie != null && sessions.remove(cookie.getValue()) != null) {
+      for (ChatSocket s : new ArrayList<>(open)) {
+        if (cookie.getValue().equals(s.session())) {
+          s.closeUnauthorized("logged out");
+        }
+      }
     }
     ctx.response().addCookie(Cookie.cookie(COOKIE, "").setMaxAge(0).setPath("/").setHttpOnly(true)
         .setSameSite(CookieSameSite.STRICT));
@@ -181,12 +272,24 @@ public final class WebRoom extends VerticleBase {
 
   /** A browser session cookie, or {@code Authorization: Bearer <token>} for scripts. */
   boolean authenticated(HttpServerRequest request) {
-    String auth = request.getHeader("Authorization");
-    if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      return AccessToken.matches(token, auth.substring(7).trim());
+    if (bearer(request)) {
+      return AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim());
     }
     Cookie cookie = request.getCookie(COOKIE);
-    return cookie != null && sessions.containsKey(cookie.getValue());
+    if (cookie == null) {
+      return false;
+    }
+    Long created = sessions.get(cookie.getValue());
+    if (created != null && System.currentTimeMillis() - created > SESSION_MS) {
+      sessions.remove(cookie.getValue()); // expired: log in again
+      return false;
+    }
+    return created != null;
+  }
+
+  private static boolean bearer(HttpServerRequest request) {
+    String auth = request.getHeader("Authorization");
+    return auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7);
   }
 
   private void permissions(RoutingContext ctx) {
@@ -228,6 +331,19 @@ public final class WebRoom extends VerticleBase {
               .put("running", s.getJsonArray("running")).put("sandbox", s.getString("sandbox")));
         })
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the agent room did not answer: "
+            + err.getMessage())));
+  }
+
+  /** Who wrote to a plugin without being let in (plugins[].users), for the operator to admit. */
+  private void knocks(RoutingContext ctx) {
+    if (!authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
+      return;
+    }
+    vertx.eventBus().<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(reply -> json(ctx, 200, new JsonObject().put("knocks",
+            reply.body().getJsonArray("knocks", new io.vertx.core.json.JsonArray()))))
+        .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the plugin room did not answer: "
             + err.getMessage())));
   }
 
@@ -341,13 +457,25 @@ public final class WebRoom extends VerticleBase {
       ctx.response().setStatusCode(403).end("origin " + origin + " is not allowed");
       return;
     }
-    request.toWebSocket().onSuccess(ws -> new ChatSocket(this, vertx, ws).start())
+    String session = bearer(request) ? null : request.getCookie(COOKIE).getValue();
+    request.toWebSocket().onSuccess(ws -> new ChatSocket(this, vertx, ws, session).start())
         .onFailure(err -> log.warn("chat socket upgrade failed: {}", err.getMessage()));
+  }
+
+  /**
+   * Whether the request came through an HTTPS reverse proxy on this machine: X-Forwarded-Proto is
+   * believed only from a loopback peer (a client elsewhere could send anything).
+   */
+  static boolean behindHttpsProxy(HttpServerRequest request) {
+    var peer = request.remoteAddress();
+    boolean local = peer != null && peer.hostAddress() != null && (peer.hostAddress().startsWith("127.")
+        || peer.hostAddress().equals("0:0:0:0:0:0:0:1") || peer.hostAddress().equals("::1"));
+    return local && "https".equals(request.getHeader("X-Forwarded-Proto"));
   }
 
   private boolean originAllowed(HttpServerRequest request, String origin) {
     String host = request.getHeader("Host");
-    String scheme = "https".equals(request.getHeader("X-Forwarded-Proto")) ? "https" : "http";
+    String scheme = behindHttpsProxy(request) ? "https" : "http";
     return origin.equals(scheme + "://" + host) || settings.http().allowedOrigins().contains(origin);
   }
 

@@ -28,6 +28,7 @@ class WorkspaceTest {
     assertEquals(-32602, refused(ws, real + "/a/../../x"));
     assertEquals(-32602, refused(ws, "../x"));
     assertEquals(-32602, refused(ws, "/etc/passwd"));
+    assertEquals(-32602, refused(ws, real + "/a\u0000b.txt"), "a NUL is the agent's mistake, not an internal error");
     Files.createSymbolicLink(real.resolve("out"), dir);
     assertEquals(-32602, refused(ws, real + "/out/secret"));
     Files.createSymbolicLink(real.resolve("dangling"), dir.resolve("nowhere"));

@@ -220,6 +220,7 @@ class FaultSuiteIT {
 
   private static JsonObject plugin(String id, String dialect, PluginControl control) {
     return new JsonObject().put("id", id).put("dialect", dialect).put("agent", "demo")
+        .put("users", new JsonArray().add("*"))
         .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, dialect, control.dir.toString())));
   }
 

@@ -40,10 +40,15 @@ class PluginRoomTest {
   Vertx vertx;
 
   private PluginControl start(Vertx vertx, String dialect, List<String> approvers, String... flags) throws Exception {
+    return start(vertx, dialect, approvers, List.of(io.switchboard.config.PluginSpec.ANYONE), flags);
+  }
+
+  private PluginControl start(Vertx vertx, String dialect, List<String> approvers, List<String> users,
+                              String... flags) throws Exception {
     this.vertx = vertx;
     PluginControl plugin = new PluginControl(dir.resolve("fake"));
     gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
-        List.of(plugin.spec("fake", dialect, approvers, flags)), FAST, AgentHarness.demo());
+        List.of(plugin.spec("fake", dialect, approvers, users, flags)), FAST, AgentHarness.demo());
     plugin.awaitType("initialized", 1);
     return plugin;
   }
@@ -351,6 +356,43 @@ class PluginRoomTest {
     plugin.awaitType("card", 2);
     assertEquals("surface-gone", ledger(requestId).getJsonObject("outcome").getString("reason"));
     assertFalse(threadOf("fake:77").equals(t1), "the chat is in a new thread");
+  }
+
+  @Test
+  void acpOnlyListedUsersMayPromptAndAStrangerIsToldTheirIdAndSeenByTheOperator(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of("42"), (List<String>) null); // no users list: its approvers
+    plugin.prompt("dm-99", "99", "let me in");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("Your id here is 99"), 1, "the first-contact text");
+    JsonObject refused = plugin.awaitType("prompt_result", 1);
+    assertEquals("refusal", refused.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+    plugin.prompt("dm-99", "99", "/new");
+    plugin.awaitType("prompt_result", 2);
+    JsonArray threads = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject())).body()
+        .getJsonArray("threads");
+    assertEquals(0, threads.size(), "a stranger starts nothing: " + threads);
+    // The operator sees who knocked, in the web.
+    java.net.http.HttpResponse<String> knocks = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(gateway.url("/api/knocks")))
+            .header("Authorization", "Bearer " + gateway.token).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, knocks.statusCode());
+    JsonObject knock = new JsonObject(knocks.body()).getJsonArray("knocks").getJsonObject(0);
+    assertEquals("fake", knock.getString("plugin"));
+    assertEquals("99", knock.getString("userId"));
+    // A listed user is let in.
+    plugin.prompt("dm-42", "42", "hello");
+    plugin.awaitType("card", 1);
+  }
+
+  @Test
+  void vibearoundAPluginWithNoUsersAndNoApproversIsClosed(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of(), (List<String>) null);
+    plugin.prompt("77", "77", "hello");
+    plugin.await(r -> r.getJsonObject("params", new JsonObject()).encode().contains("Your id here is 77"), 1,
+        "the first-contact text");
+    assertEquals(0, await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject())).body()
+        .getJsonArray("threads").size());
   }
 
   @Test

@@ -20,12 +20,17 @@ public final class PluginControl {
     this.dir = Files.createDirectories(dir);
   }
 
-  /** A plugin spec that runs the fake plugin with this control folder. */
+  /** A plugin spec that runs the fake plugin with this control folder; anyone may prompt through it. */
   public PluginSpec spec(String id, String dialect, List<String> approvers, String... flags) {
+    return spec(id, dialect, approvers, List.of(PluginSpec.ANYONE), flags);
+  }
+
+  /** The same with its list of who may prompt ({@code users}; null: not configured). */
+  public PluginSpec spec(String id, String dialect, List<String> approvers, List<String> users, String... flags) {
     List<String> args = new ArrayList<>(List.of(dialect, dir.toString()));
     args.addAll(List.of(flags));
     return new PluginSpec(id, dialect, AgentHarness.javaArgv(FakePlugin.class, args.toArray(String[]::new)), null,
-        Map.of(), new JsonObject().put("bot_token", "test"), approvers, null, false);
+        Map.of(), new JsonObject().put("bot_token", "test"), approvers, null, false, users);
   }
 
   /** A gateway config: its data in {@code dataDir}, the fast demo agent, and this fake plugin as {@code im}. */
@@ -38,6 +43,7 @@ public final class PluginControl {
         .put("agents", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
             .put("env", new JsonObject().put("DEMO_AGENT_DELAY_MS", "3"))))
         .put("plugins", new io.vertx.core.json.JsonArray().add(new JsonObject().put("id", "im").put("dialect", "acp")
+            .put("users", new io.vertx.core.json.JsonArray().add(PluginSpec.ANYONE))
             .put("command", new io.vertx.core.json.JsonArray(
                 AgentHarness.javaArgv(FakePlugin.class, args.toArray(String[]::new))))));
   }

@@ -228,6 +228,31 @@ class BrowserChatTest {
   }
 
   @Test
+  void agentTextCannotForgeTheComposerACardOrTheToast() throws Exception {
+    logIn();
+    startThread();
+    say("<textarea id=\"input\" name=\"input\" hidden>forged prompt</textarea>"
+        + "<div class=\"card\" id=\"toast\">Fake card <button class=\"allow\">Allow once</button></div> **ok**");
+    WebElement card = awaitCard();
+    WebElement reply = browser.findElements(By.cssSelector(".msg.agent")).get(0);
+    assertTrue(reply.findElements(By.cssSelector("textarea, button, input, form, [id], [name], [class]")).isEmpty(),
+        reply.getAttribute("innerHTML"));
+    assertEquals(1L, ((JavascriptExecutor) browser).executeScript(
+        "return document.querySelectorAll('#input').length"), "one composer");
+    assertEquals(1, browser.findElements(By.cssSelector(".card")).size(), "only the real card looks like a card");
+    click(card, "Allow once");
+    verdict();
+    awaitIdle();
+    // What the person types is what is sent.
+    say("my own words");
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.user")).stream()
+        .anyMatch(m -> m.getText().equals("my own words")));
+    List<WebElement> sent = browser.findElements(By.cssSelector(".msg.user"));
+    assertEquals("my own words", sent.get(sent.size() - 1).getText(), "the composer sent the person's text");
+    assertEquals(2, sent.size());
+  }
+
+  @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();

@@ -95,10 +95,11 @@ class ChatProtocolTest {
   @Test
   void loginGivesAStrictHttpOnlyCookieThatOpensTheApi() throws Exception {
     HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/login")))
+        .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"token\":\"wrong\"}")).build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(401, bad.statusCode());
     HttpResponse<String> good = http.send(HttpRequest.newBuilder(URI.create(gateway.url("/api/login")))
-        .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("token", gateway.token).encode())).build(),
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("token", gateway.token).encode())).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(204, good.statusCode());
     String cookie = good.headers().firstValue("Set-Cookie").orElseThrow();

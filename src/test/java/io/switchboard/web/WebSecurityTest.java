@@ -1,0 +1,137 @@
+package io.switchboard.web;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static io.switchboard.testkit.PermissionHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.config.AccessToken;
+import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.GatewayHarness;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.junit5.VertxExtension;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The web surface's edges, over raw HTTP where a browser library would hide them: what /api/login
+ * accepts, which Host names are answered, how often a wrong token may be tried, and that logging
+ * out or rotating the token ends the sessions and sockets that hang on them.
+ */
+@ExtendWith(VertxExtension.class)
+class WebSecurityTest {
+  @TempDir
+  Path dir;
+  GatewayHarness gateway;
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
+  }
+
+  @AfterEach
+  void stop() {
+    gateway.close();
+  }
+
+  /** One HTTP/1.1 request as written, the whole response as read (the server closes: Connection: close). */
+  private String raw(String head, String body) throws Exception {
+    try (Socket s = new Socket("127.0.0.1", gateway.port)) {
+      s.setSoTimeout(10_000);
+      OutputStream out = s.getOutputStream();
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      out.write((head + "Content-Length: " + bytes.length + "\r\nConnection: close\r\n\r\n")
+          .getBytes(StandardCharsets.UTF_8));
+      out.write(bytes);
+      out.flush();
+      InputStream in = s.getInputStream();
+      ByteArrayOutputStream all = new ByteArrayOutputStream();
+      in.transferTo(all);
+      return all.toString(StandardCharsets.UTF_8);
+    }
+  }
+
+  private String login(String contentType, String body) throws Exception {
+    return raw("POST /api/login HTTP/1.1\r\nHost: 127.0.0.1:" + gateway.port + "\r\nContent-Type: " + contentType
+        + "\r\n", body);
+  }
+
+  private static int status(String response) {
+    return Integer.parseInt(response.substring(9, 12));
+  }
+
+  @Test
+  void loginTakesOnlyJsonAndNoUploadEverReachesTheDisk() throws Exception {
+    Path cwd = Path.of("").toAbsolutePath();
+    String multipart = "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x.bin\"\r\n"
+        + "Content-Type: application/octet-stream\r\n\r\nDATA\r\n--b--\r\n";
+    assertEquals(415, status(login("multipart/form-data; boundary=b", multipart)));
+    assertEquals(415, status(login("text/plain", "{\"token\":\"x\"}")), "what a no-cors fetch can send");
+    assertFalse(Files.exists(cwd.resolve("file-uploads")), "no upload folder in " + cwd);
+    assertEquals(204, status(login("application/json", "{\"token\":\"" + gateway.token + "\"}")));
+  }
+
+  @Test
+  void onlyThisServersOwnNamesAreAnswered() throws Exception {
+    String rebound = raw("GET /healthz HTTP/1.1\r\nHost: attacker.example:" + gateway.port + "\r\n", "");
+    assertEquals(421, status(rebound), rebound);
+    assertTrue(rebound.contains("attacker.example"), rebound);
+    assertEquals(421, status(raw("GET /api/session HTTP/1.1\r\nHost: 192.0.2.1\r\n", "")));
+    assertEquals(200, status(raw("GET /healthz HTTP/1.1\r\nHost: localhost:" + gateway.port + "\r\n", "")));
+    assertEquals(200, status(raw("GET /healthz HTTP/1.1\r\nHost: [::1]:" + gateway.port + "\r\n", "")));
+  }
+
+  @Test
+  void wrongTokensAreRateLimitedPerAddress() throws Exception {
+    for (int i = 0; i < WebRoom.LOGIN_FAILURES_PER_MINUTE; i++) {
+      assertEquals(401, status(login("application/json", "{\"token\":\"guess-" + i + "\"}")));
+    }
+    String limited = login("application/json", "{\"token\":\"" + gateway.token + "\"}");
+    assertEquals(429, status(limited), "even the right token waits out the minute: " + limited);
+    assertTrue(limited.contains("Retry-After: 60"), limited);
+  }
+
+  @Test
+  void logoutEndsThatSessionsSocketsAndRotationEndsEveryLogin(Vertx vertx) throws Exception {
+    String response = login("application/json", "{\"token\":\"" + gateway.token + "\"}");
+    String cookie = response.lines().filter(l -> l.toLowerCase().startsWith("set-cookie:")).findFirst().orElseThrow()
+        .substring("set-cookie:".length()).trim().split(";")[0];
+    AtomicReference<Short> closed = new AtomicReference<>();
+    WebSocket browser = await(vertx.createWebSocketClient().connect(new WebSocketConnectOptions()
+        .setHost("127.0.0.1").setPort(gateway.port).setURI("/ws/chat").addHeader("Cookie", cookie)
+        .addHeader("Origin", "http://127.0.0.1:" + gateway.port)));
+    browser.closeHandler(v -> closed.set(browser.closeStatusCode()));
+    ChatClient script = ChatClient.open(vertx, gateway.port, gateway.token);
+    script.next("welcome");
+
+    assertEquals(204, status(raw("POST /api/logout HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")));
+    waitFor(() -> closed.get() != null, "the logged-out browser's socket to close");
+    assertEquals((short) 4401, closed.get());
+    assertEquals(401, status(raw("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")));
+    assertEquals(null, script.closeCode, "a socket on the token itself stays");
+
+    // token --rotate while the gateway runs: the old token, and everything opened with it, ends.
+    new AccessToken(gateway.settings.tokenFile()).rotate();
+    waitFor(() -> script.closeCode != null, "the socket opened with the old token to close");
+    assertEquals((short) 4401, script.closeCode);
+    assertEquals(401, status(raw("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+        + gateway.token + "\r\n", "")));
+    script.close();
+  }
+}
