@@ -199,7 +199,8 @@ function open(id) {
   const t = threadOf(id);
   state.current = id;
   if (!t.view) {
-    t.view = { log: el('section', 'log'), plan: null, tools: new Map(), cards: new Map(), agentMsg: null, thought: null };
+    t.view = { log: el('section', 'log'), plan: null, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null,
+      thought: null, scrolled: false };
     t.view.log.setAttribute('aria-live', 'polite');
     t.view.log.id = 'log';
     send({ type: 'attach', threadId: id, afterSeq: 0 });
@@ -314,6 +315,10 @@ function turn(id, busy) {
   const t = threadOf(id);
   t.busy = busy;
   refreshPool();
+  if (t.view && !t.view.scrolled) {
+    t.view.scrolled = true; // the history is in: land at its end, not its top
+    t.view.log.scrollTop = t.view.log.scrollHeight;
+  }
   if (id !== state.current) return;
   $('busy').hidden = !busy;
   $('stop').disabled = !busy;
@@ -331,15 +336,16 @@ function event(f) {
   v.log.querySelector('.empty')?.remove();
   switch (e.kind) {
     case 'user_message':
-      v.agentMsg = null; v.thought = null;
+      v.agentMsg = null; v.thought = null; v.tools = new Map();
       v.log.append(el('div', 'msg user', e.text));
       if (!t.info.title) { t.info.title = e.text.slice(0, 60); renderThreads(); if (f.threadId === state.current) $('thread-title').textContent = t.info.title; }
       break;
     case 'acp':
-      update(t, e.update);
+      update(t, e.update, f.at);
       break;
     case 'turn_started':
-      v.agentMsg = null; v.thought = null;
+      // Tool call ids are the agent's and may come again in a later turn (a restarted agent reuses them).
+      v.agentMsg = null; v.thought = null; v.tools = new Map();
       break;
     case 'turn_ended':
       v.agentMsg = null; v.thought = null;
@@ -366,7 +372,7 @@ function system(v, text, isError) {
   v.log.append(el('div', 'msg system' + (isError ? ' error' : ''), text));
 }
 
-function update(t, u) {
+function update(t, u, at) {
   const v = t.view;
   switch (u.sessionUpdate) {
     case 'agent_message_chunk': {
@@ -395,7 +401,7 @@ function update(t, u) {
     case 'tool_call':
     case 'tool_call_update':
       v.agentMsg = null;
-      toolCall(v, u);
+      toolCall(v, u, at);
       break;
     case 'plan':
       v.plan = u.entries || [];
@@ -424,15 +430,33 @@ function renderPlan(t) {
   box.hidden = false;
 }
 
-function toolCall(v, u) {
+// One box per tool call: its body (re-rendered as updates come) and, when the agent asks about it,
+// the permission inside it (Zed's shape: the question where the call is, the diff shown once).
+function newTool(v, id, at) {
+  const tc = { id, at, data: {}, el: el('div', 'tool'), body: el('div', 'tool-body') };
+  tc.el.append(tc.body);
+  v.allTools.push(tc);
+  v.log.append(tc.el);
+  return tc;
+}
+
+function toolCall(v, u, at) {
   let tc = v.tools.get(u.toolCallId);
   if (!tc) {
-    tc = { data: {}, el: el('div', 'tool') };
+    tc = newTool(v, u.toolCallId, at);
     v.tools.set(u.toolCallId, tc);
-    v.log.append(tc.el);
   }
   for (const [k, val] of Object.entries(u)) if (val !== undefined && val !== null) tc.data[k] = val;
-  renderToolBody(tc.el, tc.data);
+  renderToolBody(tc.body, tc.data);
+}
+
+// The box a question belongs to: the latest call of that id begun before it was asked.
+function toolFor(v, toolCallId, askedAt) {
+  let best = null;
+  for (const tc of v.allTools) {
+    if (tc.id === toolCallId && (tc.at == null || askedAt == null || tc.at <= askedAt + 1000)) best = tc;
+  }
+  return best;
 }
 
 function renderToolBody(box, d) {
@@ -497,17 +521,25 @@ function diff(c) {
 function card(f) {
   const t = threadOf(f.threadId);
   if (!t.view || t.view.cards.has(f.requestId)) return;
-  const box = el('div', 'card');
-  box.dataset.requestId = f.requestId;
-  const tc = f.toolCall || {};
-  box.append(el('h3', null, 'Permission: ' + (tc.title || tc.toolCallId || 'a tool call')));
-  const detail = el('div', 'tool');
-  renderToolBody(detail, tc);
-  box.append(detail);
-  if (tc.rawInput !== undefined) {
+  const v = t.view;
+  const tc0 = f.toolCall || {};
+  const askedAt = f.createdAt ? Date.parse(f.createdAt) : null;
+  let tc = toolFor(v, tc0.toolCallId, askedAt);
+  if (!tc) {
+    // The agent asked about a call it never announced: the question brings its own box.
+    tc = newTool(v, tc0.toolCallId, askedAt);
+    tc.data = { ...tc0 };
+    renderToolBody(tc.body, tc.data);
+  }
+  tc.el.classList.add('card');
+  tc.el.classList.remove('resolved');
+  tc.el.dataset.requestId = f.requestId;
+  const section = el('div', 'permission');
+  section.append(el('div', 'ask', 'Permission needed'));
+  if (tc0.rawInput !== undefined) {
     const d = el('details');
-    d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc.rawInput, null, 2)));
-    box.append(d);
+    d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc0.rawInput, null, 2)));
+    section.append(d);
   }
   const options = el('div', 'options');
   for (const o of f.options || []) {
@@ -521,11 +553,12 @@ function card(f) {
     });
     options.append(b);
   }
-  box.append(options, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
-  t.view.cards.set(f.requestId, { el: box, options: f.options || [] });
-  t.view.agentMsg = null;
-  t.view.log.append(box);
-  t.view.log.scrollTop = t.view.log.scrollHeight;
+  section.append(options, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
+  tc.el.append(section);
+  v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
+  v.agentMsg = null;
+  // A question must be seen: bring it into view (the buttons above the composer).
+  if (f.threadId === state.current) section.scrollIntoView({ block: 'nearest' });
 }
 
 function resolved(f) {
@@ -533,17 +566,18 @@ function resolved(f) {
   const c = t.view?.cards.get(f.requestId);
   if (!c) return;
   c.el.classList.add('resolved');
-  c.el.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
+  c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
   const o = f.outcome || {};
   let text;
   if (o.outcome === 'selected') {
     const chosen = c.options.find((x) => x.optionId === o.optionId);
+    c.section.querySelector('.options button[data-option-id="' + CSS.escape(o.optionId) + '"]')?.classList.add('chosen');
     const who = o.answeredBy ? (o.answeredBy.user ? o.answeredBy.user + ' on ' : '') + o.answeredBy.surface : 'someone';
     text = (chosen ? chosen.name : o.optionId) + ' — answered by ' + who + ' at ' + time(f.endedAt);
   } else {
     text = 'Cancelled (' + (o.reason || 'no reason') + ') at ' + time(f.endedAt);
   }
-  c.el.querySelector('.verdict').textContent = text;
+  c.section.querySelector('.verdict').textContent = text;
 }
 
 // Keep the connection warm through proxies that close idle sockets.

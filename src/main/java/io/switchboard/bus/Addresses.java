@@ -46,6 +46,10 @@ public final class Addresses {
   public static final String STORE_THREAD_SAVE = "sb.store.thread.save";
   public static final String STORE_THREAD_ROUTE = "sb.store.thread.route";
   public static final String STORE_THREAD_LIST = "sb.store.thread.list";
+  /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
+  public static final String STORE_WEB_SESSION_SAVE = "sb.store.web-session.save";
+  public static final String STORE_WEB_SESSION_FORGET = "sb.store.web-session.forget";
+  public static final String STORE_WEB_SESSION_LIST = "sb.store.web-session.list";
   public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";
   public static final String STORE_TRANSCRIPT_READ = "sb.store.transcript.read";
   public static final String STORE_OUTBOX_ENQUEUE = "sb.store.outbox.enqueue";

@@ -96,5 +96,12 @@ final class Migrations {
       // 4: tamper evidence: a digest of what each request asked, a hash chain over the audit events
       List.of(
           "ALTER TABLE permission_request ADD COLUMN digest TEXT",
-          "ALTER TABLE permission_event ADD COLUMN hash TEXT"));
+          "ALTER TABLE permission_event ADD COLUMN hash TEXT"),
+      // 5: browser sessions, kept across restarts by the SHA-256 of their cookie (never the cookie)
+      List.of(
+          """
+          CREATE TABLE web_session (
+            hash       TEXT PRIMARY KEY,
+            created_at INTEGER NOT NULL
+          )"""));
 }

@@ -91,6 +91,9 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript, false));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
+      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_SAVE, m -> enqueue(m, this::saveWebSession));
+      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_FORGET, m -> enqueue(m, this::forgetWebSession));
+      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_LIST, this::listWebSessions);
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
@@ -554,6 +557,39 @@ public final class StoreRoom extends VerticleBase {
       }
       return new JsonObject().put("threadId", id);
     };
+  }
+
+  private Write saveWebSession(JsonObject b) {
+    String hash = required(b, "hash");
+    long at = b.getLong("createdAt", System.currentTimeMillis());
+    return conn -> {
+      update(conn, "INSERT OR REPLACE INTO web_session (hash, created_at) VALUES (?, ?)", hash, at);
+      return new JsonObject();
+    };
+  }
+
+  private Write forgetWebSession(JsonObject b) {
+    boolean all = Boolean.TRUE.equals(b.getValue("all"));
+    String hash = all ? null : required(b, "hash");
+    return conn -> {
+      if (all) {
+        update(conn, "DELETE FROM web_session");
+      } else {
+        update(conn, "DELETE FROM web_session WHERE hash = ?", hash);
+      }
+      return new JsonObject();
+    };
+  }
+
+  private void listWebSessions(Message<JsonObject> m) {
+    readers.query("SELECT hash, created_at FROM web_session ORDER BY created_at").execute()
+        .onSuccess(rows -> {
+          JsonArray out = new JsonArray();
+          rows.forEach(row -> out.add(new JsonObject().put("hash", row.getString("hash"))
+              .put("createdAt", row.getLong("created_at"))));
+          m.reply(new JsonObject().put("sessions", out));
+        })
+        .onFailure(replyFailure(m));
   }
 
   private Write appendTranscript(JsonObject b) {

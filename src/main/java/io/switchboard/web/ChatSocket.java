@@ -182,6 +182,7 @@ final class ChatSocket {
           room.attach(threadId, this);
           lastSeq.put(threadId, afterSeq);
           replay(threadId, afterSeq, thread.body().getLong("lastSeq"))
+              .compose(v -> afterSeq == 0 ? answeredCards(threadId) : Future.succeededFuture())
               .compose(v -> bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
               .compose(pending -> {
                 pending.body().getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
@@ -199,6 +200,37 @@ final class ChatSocket {
                   fail(done.cause(), null, null);
                 }
               });
+        });
+  }
+
+  /** Cards shown in a thread's history: its answered and cancelled requests, with how each ended. */
+  static final int HISTORY_CARDS = 500;
+
+  /**
+   * A full replay also brings back the thread's ended cards (the ledger's, oldest first), each
+   * followed by how it ended: history shows what was asked and who answered, not only what waits.
+   */
+  private Future<Void> answeredCards(String threadId) {
+    return vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST, new JsonObject().put("threadId", threadId)
+            .put("state", "all").put("limit", HISTORY_CARDS))
+        .map(reply -> {
+          List<Object> rows = new ArrayList<>(reply.body().getJsonArray("requests").getList());
+          java.util.Collections.reverse(rows); // the ledger lists the newest first
+          for (Object o : rows) {
+            JsonObject row = o instanceof JsonObject j ? j : new JsonObject((java.util.Map<String, Object>) o);
+            if ("pending".equals(row.getString("state")) || row.getLong("endedAt") == null) {
+              continue; // the permission room sends those, answerable
+            }
+            send(cardFrame(row));
+            send(new JsonObject().put("type", "permission_resolved").put("threadId", threadId)
+                .put("requestId", row.getString("requestId")).put("outcome", row.getJsonObject("outcome"))
+                .put("endedAt", Instant.ofEpochMilli(row.getLong("endedAt")).toString()));
+          }
+          return (Void) null;
+        })
+        .recover(err -> {
+          log.warn("the answered cards of thread {} could not be read: {}", threadId, err.getMessage());
+          return Future.succeededFuture();
         });
   }
 

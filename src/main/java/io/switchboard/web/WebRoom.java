@@ -60,7 +60,7 @@ public final class WebRoom extends VerticleBase {
   private HttpServer server;
   private String token;
   private final SecureRandom random = new SecureRandom();
-  /** Browser sessions (cookie value -> created at), oldest dropped first; lost on restart by design. */
+  /** Browser sessions (SHA-256 of the cookie -> created at), oldest dropped first; saved in the database. */
   private final Map<String, Long> sessions = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
@@ -134,13 +134,28 @@ public final class WebRoom extends VerticleBase {
     server = vertx.createHttpServer(options);
     return vertx.executeBlocking(() -> HostCheck.allowed(settings.http()), false)
         .onSuccess(names -> allowedHosts = names)
-        .compose(names -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
+        .compose(names -> vertx.eventBus().<JsonObject>request(Addresses.STORE_WEB_SESSION_LIST, new JsonObject()))
+        .onSuccess(reply -> restoreSessions(reply.body().getJsonArray("sessions")))
+        .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
         .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
         .compose(t -> server.requestHandler(router).listen(settings.http().port(), settings.http().host()))
         .onSuccess(s -> log.info("HTTP listening on {}:{}", settings.http().host(), s.actualPort()))
         .recover(err -> Future.failedFuture(new IllegalStateException(
             "cannot listen on " + settings.http().host() + ":" + settings.http().port() + ": " + err.getMessage(), err)));
+  }
+
+  /** Sessions saved before a restart, the expired ones forgotten. */
+  private void restoreSessions(io.vertx.core.json.JsonArray saved) {
+    long now = System.currentTimeMillis();
+    for (Object o : saved) {
+      JsonObject row = (JsonObject) o;
+      if (now - row.getLong("createdAt") > SESSION_MS) {
+        forgetSessions(new JsonObject().put("hash", row.getString("hash")));
+      } else {
+        sessions.put(row.getString("hash"), row.getLong("createdAt"));
+      }
+    }
   }
 
   /** The port actually bound (the configured one, or the free one picked for port 0). */
@@ -211,6 +226,7 @@ public final class WebRoom extends VerticleBase {
         log.warn("the access token was rotated: every browser session and chat socket ends");
         token = now;
         sessions.clear();
+        forgetSessions(new JsonObject().put("all", true));
         for (ChatSocket s : new ArrayList<>(open)) {
           s.closeUnauthorized("the access token was rotated");
         }
@@ -250,17 +266,44 @@ public final class WebRoom extends VerticleBase {
     byte[] bytes = new byte[32];
     random.nextBytes(bytes);
     String session = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-    sessions.put(session, System.currentTimeMillis());
-    ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
-        .setPath("/").setSecure(behindHttpsProxy(ctx.request())));
-    ctx.response().setStatusCode(204).end();
+    long now = System.currentTimeMillis();
+    String hash = sessionHash(session);
+    sessions.put(hash, now);
+    // Kept by its hash, so a restart does not log everyone out and the database never holds a cookie.
+    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_SAVE, new JsonObject().put("hash", hash).put("createdAt", now))
+        .onComplete(saved -> {
+          if (saved.failed()) {
+            log.warn("a browser session could not be saved (it lasts until the next restart): {}",
+                saved.cause().getMessage());
+          }
+          ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
+              .setPath("/").setSecure(behindHttpsProxy(ctx.request())));
+          ctx.response().setStatusCode(204).end();
+        });
+  }
+
+  /** What identifies a session in memory and in the database: the SHA-256 of its cookie. */
+  static String sessionHash(String cookie) {
+    try {
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+          .digest(cookie.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this Java", e);
+    }
+  }
+
+  private void forgetSessions(JsonObject which) {
+    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_FORGET, which)
+        .onFailure(err -> log.warn("browser sessions could not be forgotten in the database: {}", err.getMessage()));
   }
 
   private void logout(RoutingContext ctx) {
     Cookie cookie = ctx.request().getCookie(COOKIE);
-    if (cookie != null && sessions.remove(cookie.getValue()) != null) {
+    String hash = cookie == null ? null : sessionHash(cookie.getValue());
+    if (hash != null && sessions.remove(hash) != null) {
+      forgetSessions(new JsonObject().put("hash", hash));
       for (ChatSocket s : new ArrayList<>(open)) {
-        if (cookie.getValue().equals(s.session())) {
+        if (hash.equals(s.session())) {
           s.closeUnauthorized("logged out");
         }
       }
@@ -279,9 +322,11 @@ public final class WebRoom extends VerticleBase {
     if (cookie == null) {
       return false;
     }
-    Long created = sessions.get(cookie.getValue());
+    String hash = sessionHash(cookie.getValue());
+    Long created = sessions.get(hash);
     if (created != null && System.currentTimeMillis() - created > SESSION_MS) {
-      sessions.remove(cookie.getValue()); // expired: log in again
+      sessions.remove(hash); // expired: log in again
+      forgetSessions(new JsonObject().put("hash", hash));
       return false;
     }
     return created != null;
@@ -457,7 +502,7 @@ public final class WebRoom extends VerticleBase {
       ctx.response().setStatusCode(403).end("origin " + origin + " is not allowed");
       return;
     }
-    String session = bearer(request) ? null : request.getCookie(COOKIE).getValue();
+    String session = bearer(request) ? null : sessionHash(request.getCookie(COOKIE).getValue());
     request.toWebSocket().onSuccess(ws -> new ChatSocket(this, vertx, ws, session).start())
         .onFailure(err -> log.warn("chat socket upgrade failed: {}", err.getMessage()));
   }

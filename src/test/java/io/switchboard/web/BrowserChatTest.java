@@ -252,6 +252,84 @@ class BrowserChatTest {
     assertEquals(2, sent.size());
   }
 
+  /** Whether an element is wholly inside the window (what a person sees without scrolling the page). */
+  private boolean inWindow(WebElement e) {
+    return (Boolean) ((JavascriptExecutor) browser).executeScript("const r = arguments[0].getBoundingClientRect();"
+        + " return r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight"
+        + " && r.right <= window.innerWidth;", e);
+  }
+
+  private void manyTurnsThenAQuestionStayOnScreen(int width, int height) throws Exception {
+    browser.manage().window().setSize(new Dimension(width, height));
+    logIn();
+    if (width < 760) {
+      browser.findElement(By.id("menu")).click();
+      waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+      browser.findElement(By.cssSelector("#new-thread button")).click();
+      waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+    } else {
+      startThread();
+    }
+    for (int i = 1; i <= 3; i++) {
+      say("note number " + i + " with a few more words so that each turn takes some room on the screen");
+      WebElement card = awaitCard();
+      assertTrue(inWindow(card.findElement(By.cssSelector(".options button"))), "turn " + i + ": the card's buttons");
+      assertTrue(inWindow(browser.findElement(By.id("input"))), "turn " + i + ": the composer");
+      click(card, "Allow once");
+      verdict();
+      awaitIdle();
+    }
+    long pageHeight = (Long) ((JavascriptExecutor) browser).executeScript(
+        "return document.documentElement.scrollHeight - window.innerHeight");
+    assertTrue(pageHeight <= 0, "the page itself does not grow: " + pageHeight);
+    screenshot("after-three-turns");
+    // After a reload: every answered card is back, with what was chosen and by whom, and the page
+    // lands at the end of the thread with the composer on screen.
+    browser.navigate().refresh();
+    waiting().until(d -> d.findElements(By.cssSelector(".card.resolved")).size() == 3);
+    List<WebElement> verdicts = browser.findElements(By.cssSelector(".card.resolved .verdict"));
+    assertTrue(verdicts.stream().allMatch(v -> v.getText().startsWith("Allow once — answered by web")),
+        verdicts.stream().map(WebElement::getText).toList().toString());
+    assertEquals(3, browser.findElements(By.cssSelector(".card.resolved .options button.chosen")).size());
+    assertEquals(3, browser.findElements(By.cssSelector(".tool")).size(), "one box per tool call, the card inside");
+    waiting().until(d -> inWindow(d.findElements(By.cssSelector(".card.resolved")).get(2)));
+    assertTrue(inWindow(browser.findElement(By.id("input"))));
+    screenshot("after-reload");
+  }
+
+  @Test
+  void severalTurnsAtPhoneSizeKeepTheCardAndComposerOnScreenAndHistoryAfterReload() throws Exception {
+    manyTurnsThenAQuestionStayOnScreen(390, 844);
+  }
+
+  @Test
+  void severalTurnsAtDesktopSizeKeepTheCardAndComposerOnScreenAndHistoryAfterReload() throws Exception {
+    manyTurnsThenAQuestionStayOnScreen(1440, 900);
+  }
+
+  @Test
+  void answeredCardsSurviveAGatewayRestart(Vertx vertx) throws Exception {
+    logIn();
+    startThread();
+    say("remember this across a restart");
+    WebElement card = awaitCard();
+    click(card, "Allow once");
+    verdict();
+    awaitIdle();
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
+    browser.get(gateway.url("/")); // the new port; the session (cookie) survived the restart
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    String verdict = waiting().until(d -> {
+      List<WebElement> v = d.findElements(By.cssSelector(".card.resolved .verdict"));
+      return v.isEmpty() ? null : v.get(0).getText();
+    });
+    assertTrue(verdict.startsWith("Allow once — answered by web"), verdict);
+    assertTrue(browser.findElements(By.cssSelector(".msg.user")).stream()
+        .anyMatch(m -> m.getText().contains("remember this across a restart")));
+    screenshot("after-restart");
+  }
+
   @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));

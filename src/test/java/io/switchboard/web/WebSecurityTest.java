@@ -134,4 +134,27 @@ class WebSecurityTest {
         + gateway.token + "\r\n", "")));
     script.close();
   }
+
+  @Test
+  void aBrowserSessionSurvivesARestartAndTheDatabaseHoldsOnlyItsHash(Vertx vertx) throws Exception {
+    String response = login("application/json", "{\"token\":\"" + gateway.token + "\"}");
+    String cookie = response.lines().filter(l -> l.toLowerCase().startsWith("set-cookie:")).findFirst().orElseThrow()
+        .substring("set-cookie:".length()).trim().split(";")[0];
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
+    assertEquals(200, status(raw("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")),
+        "still logged in after the restart");
+    String value = cookie.substring(cookie.indexOf('=') + 1);
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + gateway.settings.databaseFile());
+         java.sql.ResultSet rows = c.createStatement().executeQuery("SELECT hash FROM web_session")) {
+      assertTrue(rows.next());
+      assertEquals(WebRoom.sessionHash(value), rows.getString(1));
+      assertFalse(rows.getString(1).contains(value));
+    }
+    assertEquals(204, status(raw("POST /api/logout HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")));
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
+    assertEquals(401, status(raw("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")),
+        "a logout is remembered too");
+  }
 }
