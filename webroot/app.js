@@ -56,6 +56,8 @@ function showApp() {
 
 $('login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
+  // Asked on a person's click, as browsers require: a hidden tab can then say a question waits.
+  if ('Notification' in window && Notification.permission === 'default') Notification.requestPermission();
   const r = await fetch('/api/login', {
     method: 'POST', credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json' },
@@ -133,6 +135,7 @@ function receive(f) {
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
     case 'turn': return turn(f.threadId, f.busy);
+    case 'pending': return pendingCount(f.threadId, f.count);
     case 'error': return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
   }
@@ -154,8 +157,10 @@ function welcome(f) {
     const known = threadOf(t.threadId);
     known.info = t;
     known.busy = t.busy;
+    known.pending = t.pending || 0;
   }
   renderThreads();
+  renderTitle();
   refreshPool();
   refreshKnocks();
   if (!state.current && f.threads.length) open(f.threads[f.threads.length - 1].threadId);
@@ -172,11 +177,33 @@ $('new-thread').addEventListener('submit', (ev) => {
   send({ type: 'new_thread', agent: $('agent-select').value, clientRef: state.pendingThread });
 });
 
+// A thread made here, in another tab or from an IM chat: every page lists it at once.
 function threadCreated(f) {
+  const known = state.threads.has(f.threadId);
   const t = threadOf(f.threadId);
-  t.info = { threadId: f.threadId, agent: f.agent, title: null, busy: false };
+  if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false };
+  else if (f.title && !t.info.title) t.info.title = f.title; // it got its title (its first prompt)
   renderThreads();
-  if (f.clientRef === state.pendingThread) open(f.threadId);
+  if (f.clientRef && f.clientRef === state.pendingThread) open(f.threadId);
+}
+
+// Questions waiting in a thread, attached here or not: a badge on the thread, a count in the
+// tab's title, and a notification when the tab is hidden.
+function pendingCount(id, count) {
+  const t = threadOf(id);
+  const more = count > (t.pending || 0);
+  t.pending = count;
+  renderThreads();
+  renderTitle();
+  if (more && document.hidden && 'Notification' in window && Notification.permission === 'granted') {
+    new Notification('Switchboard: permission needed', { body: t.info.title || 'A thread asks for your answer',
+      tag: 'switchboard-' + id });
+  }
+}
+
+function renderTitle() {
+  const total = [...state.threads.values()].reduce((n, t) => n + (t.pending || 0), 0);
+  document.title = (total ? '(' + total + ') ' : '') + 'Switchboard';
 }
 
 function renderThreads() {
@@ -184,6 +211,11 @@ function renderThreads() {
   list.replaceChildren(...[...state.threads.values()].reverse().map((t) => {
     const b = el('button', t.info.threadId === state.current ? 'current' : '');
     b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
+    if (t.pending) {
+      const badge = el('span', 'pending', String(t.pending));
+      badge.title = t.pending + ' waiting for your answer';
+      b.append(badge);
+    }
     b.addEventListener('click', () => open(t.info.threadId));
     const li = el('li');
     li.append(b);

@@ -62,6 +62,8 @@ public final class Addresses {
 
   // thread room: commands
   public static final String THREAD_CREATE = "sb.thread.create";
+  /** Published when a thread is created (its row saved) and when it gets its title: as sb.thread.get answers. */
+  public static final String THREAD_CHANGED = "sb.thread.changed";
   public static final String THREAD_LIST = "sb.thread.list";
   public static final String THREAD_GET = "sb.thread.get";
   public static final String THREAD_ATTACH = "sb.thread.attach";

@@ -137,6 +137,7 @@ public final class ThreadRoom extends VerticleBase {
     saved.onSuccess(x -> {
       log.info("thread {} created with agent {}", id, agentId);
       m.reply(t.toJson());
+      bus.publish(Addresses.THREAD_CHANGED, t.toJson()); // every open page lists it at once
     }).onFailure(err -> {
       threads.remove(id);
       ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
@@ -180,6 +181,7 @@ public final class ThreadRoom extends VerticleBase {
       t.title = shorten(text);
       bus.request(Addresses.STORE_THREAD_SAVE, t.row())
           .onFailure(err -> log.error("thread {}: its title could not be saved", t.id, err));
+      bus.publish(Addresses.THREAD_CHANGED, t.toJson());
     }
     JsonObject event = new JsonObject().put("kind", "user_message").put("text", text);
     if (b.getValue("user") instanceof String user) {

@@ -94,7 +94,8 @@ final class ChatSocket {
         for (Object o : done.result().body().getJsonArray("threads")) {
           JsonObject t = (JsonObject) o;
           threads.add(new JsonObject().put("threadId", t.getString("threadId")).put("agent", t.getString("agent"))
-              .put("title", t.getString("title")).put("busy", t.getBoolean("busy")));
+              .put("title", t.getString("title")).put("busy", t.getBoolean("busy"))
+              .put("pending", room.pendingCount(t.getString("threadId"))));
         }
       }
       send(new JsonObject().put("type", "welcome").put("version", room.version()).put("agents", agents)
@@ -353,6 +354,13 @@ final class ChatSocket {
   }
 
   // ---- the bounded send queue ----
+
+  /** A frame about no particular attached thread (a new thread, a pending count), sent now. */
+  void notice(JsonObject frame) {
+    if (!closed) {
+      send(frame);
+    }
+  }
 
   private void send(JsonObject frame) {
     if (!closed) {

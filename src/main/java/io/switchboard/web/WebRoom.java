@@ -118,12 +118,30 @@ public final class WebRoom extends VerticleBase {
     router.get("/*").handler(StaticHandler.create("webroot").setIndexPage("index.html").setCachingEnabled(false));
 
     var bus = vertx.eventBus();
-    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> toThread(m.body().getString("threadId"),
-        s -> s.card(m.body())));
-    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> toThread(m.body().getString("threadId"),
-        s -> s.resolved(m.body())));
-    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> toThread(m.body().getString("threadId"),
-        s -> s.resolved(m.body())));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
+      toThread(m.body().getString("threadId"), s -> s.card(m.body()));
+      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), true);
+    });
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> {
+      toThread(m.body().getString("threadId"), s -> s.resolved(m.body()));
+      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), false);
+    });
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> {
+      toThread(m.body().getString("threadId"), s -> s.resolved(m.body()));
+      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), false);
+    });
+    // Every open page hears of new threads and of each thread's waiting questions, attached or not.
+    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
+      JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
+          .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"));
+      new ArrayList<>(open).forEach(s -> s.notice(frame));
+    });
+    bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {
+      for (Object o : reply.body().getJsonArray("requests")) {
+        JsonObject card = (JsonObject) o;
+        pending.computeIfAbsent(card.getString("threadId"), id -> new HashSet<>()).add(card.getString("requestId"));
+      }
+    });
 
     HttpServerOptions options = new HttpServerOptions().setMaxWebSocketFrameSize(TRANSPORT_FRAME_LIMIT)
         .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT)
@@ -454,6 +472,30 @@ public final class WebRoom extends VerticleBase {
         .onSuccess(m -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             .end(m.body()))
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", err.getMessage())));
+  }
+
+  /** threadId -> its questions waiting for an answer (for the pages' badges and titles). */
+  private final Map<String, Set<String>> pending = new HashMap<>();
+
+  int pendingCount(String threadId) {
+    Set<String> ids = pending.get(threadId);
+    return ids == null ? 0 : ids.size();
+  }
+
+  private void pendingChanged(String threadId, String requestId, boolean waiting) {
+    if (threadId == null || requestId == null) {
+      return;
+    }
+    Set<String> ids = pending.computeIfAbsent(threadId, id -> new HashSet<>());
+    boolean changed = waiting ? ids.add(requestId) : ids.remove(requestId);
+    if (ids.isEmpty()) {
+      pending.remove(threadId);
+    }
+    if (changed) {
+      JsonObject frame = new JsonObject().put("type", "pending").put("threadId", threadId)
+          .put("count", pendingCount(threadId));
+      new ArrayList<>(open).forEach(s -> s.notice(frame));
+    }
   }
 
   void socketOpened(ChatSocket socket) {

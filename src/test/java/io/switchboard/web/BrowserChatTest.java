@@ -214,12 +214,11 @@ class BrowserChatTest {
   void agentTextWithScriptAndOnerrorRendersInert() throws Exception {
     logIn();
     startThread();
-    String before = browser.getTitle();
     say("<img src=x onerror=\"document.title='pwned'\"> <script>document.title='pwned too'</script> **bold**");
     awaitCard();
     WebElement reply = browser.findElements(By.cssSelector(".msg.agent")).get(0);
     Thread.sleep(300); // give a would-be onerror handler its chance to run
-    assertEquals(before, browser.getTitle());
+    assertEquals("(1) Switchboard", browser.getTitle(), "the page's own title: one question waits");
     Object handlers = ((JavascriptExecutor) browser).executeScript(
         "return document.querySelectorAll('[onerror], script:not([src])').length");
     assertEquals(0L, handlers);
@@ -328,6 +327,41 @@ class BrowserChatTest {
     assertTrue(browser.findElements(By.cssSelector(".msg.user")).stream()
         .anyMatch(m -> m.getText().contains("remember this across a restart")));
     screenshot("after-restart");
+  }
+
+  @Test
+  void anotherTabsThreadAndItsWaitingQuestionShowWithoutAReload() throws Exception {
+    logIn();
+    String first = browser.getWindowHandle();
+    browser.switchTo().newWindow(org.openqa.selenium.WindowType.TAB);
+    browser.get(gateway.url("/"));
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    startThread();
+    say("asked from the other tab");
+    awaitCard();
+    browser.switchTo().window(first);
+    // The first tab lists the thread, with a badge for its waiting question, and counts it in its title.
+    WebElement badge = waiting().until(d -> {
+      List<WebElement> b = d.findElements(By.cssSelector(".threads .pending"));
+      return b.isEmpty() ? null : b.get(0);
+    });
+    assertEquals("1", badge.getText());
+    assertTrue(inWindow(badge), "the badge is visible");
+    waiting().until(d -> d.getTitle().equals("(1) Switchboard"));
+    assertTrue(browser.findElements(By.cssSelector(".threads .title")).stream()
+        .anyMatch(t -> t.getText().contains("asked from the other tab")), "the thread, titled by its prompt");
+    screenshot("badge");
+    // Answered in the other tab: the badge and the count go.
+    for (String handle : browser.getWindowHandles()) {
+      if (!handle.equals(first)) {
+        browser.switchTo().window(handle);
+      }
+    }
+    click(browser.findElement(By.cssSelector(".card:not(.resolved)")), "Allow once");
+    verdict();
+    browser.switchTo().window(first);
+    waiting().until(d -> d.findElements(By.cssSelector(".threads .pending")).isEmpty()
+        && d.getTitle().equals("Switchboard"));
   }
 
   @Test
