@@ -22,6 +22,12 @@ const PURIFY = {
     'style', 'template', 'iframe', 'object', 'embed'],
   FORBID_ATTR: ['id', 'name', 'class', 'style', 'form', 'formaction', 'tabindex', 'accesskey'],
 };
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.getAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
 const markdown = (text) => DOMPurify.sanitize(marked.parse(text ?? '', { async: false }), PURIFY);
 const time = (iso) => iso ? new Date(iso).toLocaleTimeString() : '';
 
@@ -94,6 +100,9 @@ function connect() {
   ws.onclose = async (ev) => {
     if (state.socket !== ws) return;
     setConn('disconnected', 'down');
+    // What the server said of turns no longer holds: the attach after the reconnect says it again.
+    $('busy').hidden = true;
+    $('stop').disabled = true;
     if (!opened) {
       const r = await fetch('/api/session', { credentials: 'same-origin' }).catch(() => null);
       if (r && r.status === 401) { showLogin('Your session ended; log in again.'); return; }
@@ -134,7 +143,7 @@ function receive(f) {
     case 'event': return threadOf(f.threadId).view && event(f);
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
-    case 'turn': return turn(f.threadId, f.busy);
+    case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCount(f.threadId, f.count);
     case 'error': return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
@@ -246,11 +255,25 @@ function open(id) {
   renderPlan(t);
   turn(id, t.busy);
   renderThreads();
-  $('app').classList.remove('menu-open');
+  setMenu(false);
   $('input').focus();
 }
 
-$('menu').addEventListener('click', () => $('app').classList.toggle('menu-open'));
+// The thread menu (phones): Esc or a tap outside closes it; closed and off screen, it is inert
+// (out of the tab order and of what screen readers see).
+const phone = window.matchMedia('(max-width: 760px)');
+function setMenu(open) {
+  $('app').classList.toggle('menu-open', open);
+  $('sidebar').inert = phone.matches && !open;
+  $('menu').setAttribute('aria-expanded', String(open));
+}
+$('menu').addEventListener('click', () => setMenu(!$('app').classList.contains('menu-open')));
+document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && $('app').classList.contains('menu-open')) setMenu(false); });
+document.addEventListener('pointerdown', (ev) => {
+  if ($('app').classList.contains('menu-open') && !$('sidebar').contains(ev.target) && ev.target !== $('menu')) setMenu(false);
+});
+phone.addEventListener('change', () => setMenu(false));
+setMenu(false);
 
 // ---- the permission audit ----
 
@@ -261,7 +284,7 @@ function showAudit(visible) {
   if (visible) {
     $('plan').hidden = true;
     $('thread-title').textContent = 'Permission audit';
-    $('app').classList.remove('menu-open');
+    setMenu(false);
     loadAudit();
   }
 }
@@ -285,7 +308,7 @@ async function loadAudit() {
       const by = o.answeredBy || {};
       verdict = el('span', 'selected', (option ? option.name : o.optionId) + ' (' + o.kind + ') — answered by '
         + (by.user ? by.user + ' on ' : '') + by.surface);
-    } else verdict = el('span', 'cancelled', 'Cancelled: ' + o.reason);
+    } else verdict = el('span', 'cancelled', 'Cancelled: ' + reasonText(o.reason));
     li.append(verdict);
     const thread = state.threads.get(q.threadId);
     li.append(el('span', 'meta', 'Asked ' + new Date(q.createdAt).toLocaleString()
@@ -307,8 +330,9 @@ $('composer').addEventListener('submit', (ev) => {
   if (send({ type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() })) $('input').value = '';
 });
 
+const touch = window.matchMedia('(pointer: coarse)');
 $('input').addEventListener('keydown', (ev) => {
-  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing && !touch.matches) {
     ev.preventDefault();
     $('composer').requestSubmit();
   }
@@ -343,14 +367,26 @@ async function refreshKnocks() {
 }
 setInterval(() => { if (!$('app').hidden && !document.hidden) refreshKnocks(); }, 30000);
 
+// The server's turn frame ends an attach: the history is in, so land at its end, not its top
+// (once, after this frame's renders).
+function landAtEnd(id) {
+  const v = threadOf(id).view;
+  if (!v || v.scrolled) return;
+  v.scrolled = true;
+  requestAnimationFrame(() => {
+    v.log.scrollTop = v.log.scrollHeight;
+    const landed = v.log.scrollTop;
+    // What is still being laid out (the last reply, the plan box) may grow the log a moment later:
+    // stay at the end unless the person has scrolled meanwhile.
+    setTimeout(() => { if (v.log.scrollTop === landed) v.log.scrollTop = v.log.scrollHeight; }, 300);
+  });
+}
+
 function turn(id, busy) {
   const t = threadOf(id);
   t.busy = busy;
   refreshPool();
-  if (t.view && !t.view.scrolled) {
-    t.view.scrolled = true; // the history is in: land at its end, not its top
-    t.view.log.scrollTop = t.view.log.scrollHeight;
-  }
+
   if (id !== state.current) return;
   $('busy').hidden = !busy;
   $('stop').disabled = !busy;
@@ -395,6 +431,14 @@ function event(f) {
   if (stick) v.log.scrollTop = v.log.scrollHeight;
 }
 
+// Why a question ended without an answer, in words (the ledger keeps the slugs).
+const REASONS = {
+  'session-cancelled': 'the turn was stopped', 'agent-exited': 'the agent exited', 'surface-gone': 'no one was left who could answer',
+  'no-surface': 'there was nowhere to show it', shutdown: 'the gateway stopped', 'voided-by-restart': 'the gateway restarted',
+  'too-many-pending': 'too many questions were waiting at once', 'not-recorded': 'it could not be recorded',
+};
+const reasonText = (r) => REASONS[r] || (r ? r.replace(/-/g, ' ') : 'no reason given');
+
 function stopText(reason) {
   return { cancelled: 'Stopped.', max_tokens: 'The agent hit its token limit.', refusal: 'The agent refused.',
     max_turn_requests: 'The agent hit its request limit.', error: 'The turn failed.' }[reason] || 'Turn ended: ' + reason;
@@ -413,7 +457,7 @@ function update(t, u, at) {
         v.log.append(v.agentMsg.el);
       }
       v.agentMsg.text += blockText(u.content);
-      v.agentMsg.el.innerHTML = markdown(v.agentMsg.text);
+      renderSoon(v.agentMsg);
       break;
     }
     case 'agent_thought_chunk': {
@@ -442,6 +486,19 @@ function update(t, u, at) {
     default:
       break; // other kinds (commands, modes, usage) are not shown
   }
+}
+
+// Markdown is rendered at most once per frame however fast chunks come (was once per chunk: O(n²)).
+function renderSoon(msg) {
+  if (msg.pending) return;
+  msg.pending = true;
+  requestAnimationFrame(() => {
+    msg.pending = false;
+    const log = msg.el.parentElement;
+    const stick = log && log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+    msg.el.innerHTML = markdown(msg.text);
+    if (stick) log.scrollTop = log.scrollHeight; // a reader at the end stays there as the text grows
+  });
 }
 
 function blockText(c) {
@@ -567,7 +624,14 @@ function card(f) {
   tc.el.classList.remove('resolved');
   tc.el.dataset.requestId = f.requestId;
   const section = el('div', 'permission');
-  section.append(el('div', 'ask', 'Permission needed'));
+  section.append(el('div', 'ask', agentName(t.info.agent) + ' asks your permission'));
+  const argv = commandOf(tc0.rawInput);
+  if (argv) {
+    const cmd = el('div', 'command');
+    cmd.append(el('code', null, argv.command));
+    if (argv.cwd) cmd.append(el('span', 'cwd', ' in ' + shortPath(argv.cwd)));
+    section.append(cmd);
+  }
   if (tc0.rawInput !== undefined) {
     const d = el('details');
     d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc0.rawInput, null, 2)));
@@ -577,10 +641,15 @@ function card(f) {
   for (const o of f.options || []) {
     const b = el('button', o.kind, o.name);
     b.dataset.optionId = o.optionId;
+    // "Always" is the agent's to keep: say what it covers.
+    if (o.kind === 'allow_always') b.title = 'Allow this kind of action for the rest of this session, as the agent defines it';
+    if (o.kind === 'reject_always') b.title = 'Refuse this kind of action for the rest of this session';
     b.addEventListener('click', () => {
       options.querySelectorAll('button').forEach((x) => { x.disabled = true; });
       if (!send({ type: 'permission_answer', requestId: f.requestId, optionId: o.optionId })) {
         options.querySelectorAll('button').forEach((x) => { x.disabled = false; });
+      } else {
+        $('input').focus({ preventScroll: true }); // keep the keyboard where the person types
       }
     });
     options.append(b);
@@ -590,7 +659,19 @@ function card(f) {
   v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
   v.agentMsg = null;
   // A question must be seen: bring it into view (the buttons above the composer).
-  if (f.threadId === state.current) section.scrollIntoView({ block: 'nearest' });
+  if (f.threadId === state.current && v.scrolled) section.scrollIntoView({ block: 'nearest' });
+}
+
+// What a tool call will run, when its input says: the argv in full and where (agents differ in shape).
+function commandOf(input) {
+  if (!input || typeof input !== 'object') return null;
+  let command = null;
+  if (Array.isArray(input.command)) command = input.command.join(' ');
+  else if (typeof input.command === 'string') {
+    command = input.command + (Array.isArray(input.args) && input.args.length ? ' ' + input.args.join(' ') : '');
+  } else if (typeof input.cmd === 'string') command = input.cmd;
+  if (!command) return null;
+  return { command, cwd: input.cwd || input.workdir || input.directory || null };
 }
 
 function resolved(f) {
@@ -607,7 +688,7 @@ function resolved(f) {
     const who = o.answeredBy ? (o.answeredBy.user ? o.answeredBy.user + ' on ' : '') + o.answeredBy.surface : 'someone';
     text = (chosen ? chosen.name : o.optionId) + ' — answered by ' + who + ' at ' + time(f.endedAt);
   } else {
-    text = 'Cancelled (' + (o.reason || 'no reason') + ') at ' + time(f.endedAt);
+    text = 'Cancelled: ' + reasonText(o.reason) + ' (' + time(f.endedAt) + ')';
   }
   c.section.querySelector('.verdict').textContent = text;
 }

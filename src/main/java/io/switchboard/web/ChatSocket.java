@@ -196,7 +196,7 @@ final class ChatSocket {
                 }
                 if (done.succeeded()) {
                   send(new JsonObject().put("type", "turn").put("threadId", threadId)
-                      .put("busy", done.result().body().getBoolean("busy")));
+                      .put("busy", done.result().body().getBoolean("busy")).put("attached", true));
                 } else {
                   fail(done.cause(), null, null);
                 }

@@ -291,7 +291,18 @@ class BrowserChatTest {
         verdicts.stream().map(WebElement::getText).toList().toString());
     assertEquals(3, browser.findElements(By.cssSelector(".card.resolved .options button.chosen")).size());
     assertEquals(3, browser.findElements(By.cssSelector(".tool")).size(), "one box per tool call, the card inside");
-    waiting().until(d -> inWindow(d.findElements(By.cssSelector(".card.resolved")).get(2)));
+    // Landed at the end of the thread (its last message on screen), not at its top.
+    try {
+      waiting().until(d -> (Boolean) ((JavascriptExecutor) d).executeScript("const l = document.getElementById('log');"
+          + " return l.scrollHeight - l.scrollTop - l.clientHeight < 2;"));
+    } catch (org.openqa.selenium.TimeoutException e) {
+      screenshot("not-at-end");
+      throw new AssertionError("not at the end: " + ((JavascriptExecutor) browser).executeScript(
+          "const l = document.getElementById('log'); return [l.scrollHeight, l.scrollTop, l.clientHeight,"
+              + " [...l.children].slice(-4).map(c => c.className + ':' + c.offsetTop + '+' + c.offsetHeight).join(' | ')];"), e);
+    }
+    List<WebElement> messages = browser.findElements(By.cssSelector(".msg.agent"));
+    assertTrue(inWindow(messages.get(messages.size() - 1)), "the last reply is on screen");
     assertTrue(inWindow(browser.findElement(By.id("input"))));
     screenshot("after-reload");
   }
@@ -362,6 +373,43 @@ class BrowserChatTest {
     browser.switchTo().window(first);
     waiting().until(d -> d.findElements(By.cssSelector(".threads .pending")).isEmpty()
         && d.getTitle().equals("Switchboard"));
+  }
+
+  @Test
+  void aCommandCardSaysWhatRunsWhoAsksAndAStoppedOneSaysWhyInWords() throws Exception {
+    logIn();
+    startThread();
+    say("run: ls -la");
+    WebElement card = awaitCard();
+    assertTrue(card.getText().contains("Demo agent asks your permission"), card.getText());
+    assertEquals("ls -la", card.findElement(By.cssSelector(".permission .command code")).getText());
+    WebElement always = card.findElement(By.cssSelector(".options button.allow_always"));
+    assertTrue(always.getDomAttribute("title").contains("rest of this session"), "always is explained");
+    assertTrue(always.getSize().getHeight() >= 44, "a 44 px target: " + always.getSize());
+    browser.findElement(By.id("stop")).click();
+    String verdict = verdict();
+    assertTrue(verdict.startsWith("Cancelled: the turn was stopped"), verdict);
+    screenshot("stopped");
+  }
+
+  @Test
+  void thePhoneMenuClosesWithEscapeOrATapOutsideAndLeavesTheTabOrderWhenClosed() throws Exception {
+    browser.manage().window().setSize(new Dimension(390, 844));
+    logIn();
+    JavascriptExecutor js = (JavascriptExecutor) browser;
+    assertEquals(Boolean.TRUE, js.executeScript("return document.getElementById('sidebar').inert"),
+        "closed, the menu's controls are out of reach");
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+    assertEquals(Boolean.FALSE, js.executeScript("return document.getElementById('sidebar').inert"));
+    new org.openqa.selenium.interactions.Actions(browser).sendKeys(Keys.ESCAPE).perform();
+    waiting().until(d -> Boolean.TRUE.equals(js.executeScript("return document.getElementById('sidebar').inert")));
+    waiting().until(d -> !inWindow(d.findElement(By.cssSelector("#new-thread button"))));
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> inWindow(d.findElement(By.cssSelector("#new-thread button"))));
+    // A tap on the dimmed chat beside the menu closes it.
+    new org.openqa.selenium.interactions.Actions(browser).moveToLocation(370, 400).click().perform();
+    waiting().until(d -> Boolean.TRUE.equals(js.executeScript("return document.getElementById('sidebar').inert")));
   }
 
   @Test
