@@ -253,6 +253,7 @@ function open(id) {
   $('input').disabled = false;
   $('send').disabled = false;
   renderPlan(t);
+  renderModes(t);
   turn(id, t.busy);
   renderThreads();
   setMenu(false);
@@ -427,6 +428,10 @@ function event(f) {
     case 'system':
       system(v, e.text, e.level === 'error');
       break;
+    case 'session_modes':
+      t.modes = e.modes;
+      if (f.threadId === state.current) renderModes(t);
+      break;
   }
   if (stick) v.log.scrollTop = v.log.scrollHeight;
 }
@@ -483,6 +488,11 @@ function update(t, u, at) {
       v.plan = u.entries || [];
       if (t.info.threadId === state.current) renderPlan(t);
       break;
+    case 'current_mode_update':
+      // The agent (or a person, in any tab) switched modes: the selector shows it.
+      if (t.modes) t.modes.currentModeId = u.currentModeId;
+      if (t.info.threadId === state.current) renderModes(t);
+      break;
     default:
       break; // other kinds (commands, modes, usage) are not shown
   }
@@ -508,6 +518,23 @@ function blockText(c) {
   if (c.type === 'resource') return c.resource?.text || '';
   return '';
 }
+
+// The agent's session modes (ACP), when it offers some: the current one selected, a change sent.
+function renderModes(t) {
+  const select = $('mode');
+  const available = t?.modes?.availableModes || [];
+  select.hidden = available.length === 0;
+  select.replaceChildren(...available.map((m) => {
+    const o = el('option', null, m.name || m.id);
+    o.value = m.id;
+    if (m.description) o.title = m.description;
+    o.selected = m.id === t.modes.currentModeId;
+    return o;
+  }));
+}
+$('mode').addEventListener('change', () => {
+  if (state.current) send({ type: 'set_mode', threadId: state.current, modeId: $('mode').value });
+});
 
 function renderPlan(t) {
   const box = $('plan');

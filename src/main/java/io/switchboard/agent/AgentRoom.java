@@ -104,6 +104,37 @@ public final class AgentRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> withThreadId(m, id ->
         pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
     bus.<JsonObject>consumer(Addresses.AGENT_STATUS, this::status);
+    bus.<JsonObject>consumer(Addresses.AGENT_SET_MODE, this::setMode);
+  }
+
+  /** The thread's session switches mode: now if its agent runs, else when it next starts. */
+  private void setMode(Message<JsonObject> m) {
+    AgentSession session = sessionFor(m, "modeId", "a mode change");
+    if (session != null) {
+      session.setMode(m.body().getString("modeId")).onSuccess(v -> m.reply(new JsonObject()))
+          .onFailure(err -> ErrorCode.BAD_REQUEST.fail(m, err.getMessage()));
+    }
+  }
+
+  /**
+   * The thread's session (made if it has none) for a command that names threadId, a configured
+   * agentId, workspace and the string {@code field}; null when one is missing (the sender is told).
+   */
+  private AgentSession sessionFor(Message<JsonObject> m, String field, String what) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    String threadId = b.getValue("threadId") instanceof String s && !s.isEmpty() ? s : null;
+    AgentSpec spec = b.getValue("agentId") instanceof String agentId ? settings.agent(agentId).orElse(null) : null;
+    if (threadId == null || spec == null || !(b.getValue(field) instanceof String)
+        || !(b.getValue("workspace") instanceof String)) {
+      ErrorCode.BAD_REQUEST.fail(m, what + " needs threadId, a configured agentId, workspace and " + field);
+      return null;
+    }
+    AgentSession session = pool.sessionFor(threadId, () -> new AgentSession(context, spec, argv(spec),
+        threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
+    if (b.getValue("modeId") instanceof String mode && !field.equals("modeId")) {
+      session.prefer(mode); // the thread's chosen mode outlives its sessions (idle stops forget them)
+    }
+    return session;
   }
 
   /** Sessions, processes and their memory (read from /proc off the loop), queues, budgets. */
@@ -134,18 +165,12 @@ public final class AgentRoom extends VerticleBase {
   }
 
   private void prompt(Message<JsonObject> m) {
-    JsonObject b = m.body() == null ? new JsonObject() : m.body();
-    String threadId = b.getValue("threadId") instanceof String s && !s.isEmpty() ? s : null;
-    AgentSpec spec = b.getValue("agentId") instanceof String agentId ? settings.agent(agentId).orElse(null) : null;
-    if (threadId == null || spec == null || !(b.getValue("text") instanceof String text)
-        || !(b.getValue("workspace") instanceof String)) {
-      ErrorCode.BAD_REQUEST.fail(m, "a prompt needs threadId, a configured agentId, workspace and text");
+    AgentSession session = sessionFor(m, "text", "a prompt");
+    if (session == null) {
       return;
     }
-    AgentSession session = pool.sessionFor(threadId, () -> new AgentSession(context, spec, argv(spec),
-        threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
     try {
-      m.reply(new JsonObject().put("ahead", session.enqueue(text)));
+      m.reply(new JsonObject().put("ahead", session.enqueue(m.body().getString("text"))));
     } catch (IllegalArgumentException full) {
       ErrorCode.BUSY.fail(m, full.getMessage());
     } catch (IllegalStateException stopping) {

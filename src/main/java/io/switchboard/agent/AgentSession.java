@@ -82,6 +82,10 @@ final class AgentSession {
   private String acpSessionId;
   /** Permission questions of this session still open: it is not idle while one is. */
   private int asking;
+  /** The session modes the agent offers ({currentModeId, availableModes}), once it said; null before. */
+  private JsonObject modes;
+  /** The mode a person chose: applied now, or when the agent next starts (a resumed session forgets it). */
+  private String wantedMode;
   /** Since when it has had no turn, queued prompt or open question (0: busy). */
   private long idleSince = System.currentTimeMillis();
   private boolean replaying;
@@ -427,7 +431,8 @@ final class AgentSession {
       JsonObject sessionCaps = capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
       if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
         p.bind(acpSessionId, this);
-        return p.peer.request("session/resume", params.copy().put("sessionId", acpSessionId)).<Void>mapEmpty()
+        return p.peer.request("session/resume", params.copy().put("sessionId", acpSessionId))
+            .compose(result -> applyModes(p, result))
             .recover(err -> freshSession(p, "The agent could not resume the previous session (" + describe(err)
                 + "); a new one was started."));
       }
@@ -435,7 +440,7 @@ final class AgentSession {
         p.bind(acpSessionId, this);
         replaying = true; // the agent replays the history, which the transcript already has
         return p.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
-            .compose(x -> replayTail(), err -> {
+            .compose(result -> replayTail().compose(v -> applyModes(p, result)), err -> {
               replaying = false;
               return Future.failedFuture(err);
             })
@@ -493,8 +498,72 @@ final class AgentSession {
             emit(system(note));
           }
           return bus.request(Addresses.THREAD_SESSION, new JsonObject().put("threadId", threadId)
-              .put("acpSessionId", s)).<Void>mapEmpty();
+              .put("acpSessionId", s)).compose(x -> applyModes(p, result));
         });
+  }
+
+  // ---- session modes ----
+
+  /**
+   * What an opened session says of its modes goes to the thread (the page offers them); a mode the
+   * person chose earlier is set again (an agent that was stopped as idle starts in its default).
+   */
+  private Future<Void> applyModes(AgentProcess p, Object result) {
+    if (JsonRpcPeer.object(result).getValue("modes") instanceof JsonObject m
+        && m.getValue("availableModes") instanceof JsonArray) {
+      modes = m.copy();
+      emit(new JsonObject().put("kind", "session_modes").put("modes", m));
+    }
+    String current = modes == null ? null : modes.getString("currentModeId");
+    if (wantedMode == null || wantedMode.equals(current) || acpSessionId == null) {
+      return Future.succeededFuture();
+    }
+    String mode = wantedMode;
+    return p.peer.request("session/set_mode", new JsonObject().put("sessionId", acpSessionId).put("modeId", mode))
+        .<Void>map(x -> {
+          modeChanged(mode);
+          return null;
+        })
+        .recover(err -> {
+          emit(error("The agent could not switch back to the mode " + mode + ": " + describe(err)));
+          return Future.succeededFuture();
+        });
+  }
+
+  /** The thread's chosen mode, for a session made after it was chosen: set when the agent starts. */
+  void prefer(String modeId) {
+    if (wantedMode == null) {
+      wantedMode = modeId;
+    }
+  }
+
+  /** A person chose a mode: set now if the agent runs, else when it next starts. */
+  Future<Void> setMode(String modeId) {
+    if (modes != null && modes.getValue("availableModes") instanceof JsonArray available && available.stream()
+        .noneMatch(o -> o instanceof JsonObject mode && modeId.equals(mode.getString("id")))) {
+      return Future.failedFuture("the agent " + spec.name() + " has no mode \"" + modeId + "\" (its modes: "
+          + available.stream().map(o -> o instanceof JsonObject mode ? mode.getString("id") : "?").toList() + ")");
+    }
+    wantedMode = modeId;
+    if (state != State.READY || current == null || acpSessionId == null) {
+      return Future.succeededFuture(); // applied when the agent next starts
+    }
+    return current.peer.request("session/set_mode", new JsonObject().put("sessionId", acpSessionId)
+            .put("modeId", modeId))
+        .<Void>map(x -> {
+          modeChanged(modeId);
+          return null;
+        })
+        .recover(err -> Future.failedFuture(describe(err)));
+  }
+
+  /** Every page learns the mode changed, in ACP's own shape. */
+  private void modeChanged(String modeId) {
+    if (modes != null) {
+      modes.put("currentModeId", modeId);
+    }
+    emit(new JsonObject().put("kind", "acp").put("update", new JsonObject()
+        .put("sessionUpdate", "current_mode_update").put("currentModeId", modeId)));
   }
 
   private Future<Void> authenticate() {
@@ -646,6 +715,9 @@ final class AgentSession {
       return;
     }
     Object kind = update.getValue("sessionUpdate");
+    if ("current_mode_update".equals(kind) && modes != null && update.getValue("currentModeId") instanceof String m) {
+      modes.put("currentModeId", m); // the agent switched itself (Claude into plan mode): the page shows it
+    }
     if (("tool_call".equals(kind) || "tool_call_update".equals(kind))
         && update.getValue("toolCallId") instanceof String toolCallId) {
       toolCalls.computeIfAbsent(toolCallId, k -> new JsonObject()).mergeIn(update);

@@ -70,6 +70,8 @@ public final class Addresses {
   public static final String THREAD_DETACH = "sb.thread.detach";
   public static final String THREAD_PROMPT = "sb.thread.prompt";
   public static final String THREAD_CANCEL = "sb.thread.cancel";
+  /** {@code {threadId, modeId}}: the thread's agent switches to that ACP session mode. */
+  public static final String THREAD_SET_MODE = "sb.thread.set-mode";
   public static final String THREAD_HISTORY = "sb.thread.history";
   /** From the agent room: an event to number, persist and publish. */
   public static final String THREAD_RECORD = "sb.thread.record";
@@ -84,6 +86,7 @@ public final class Addresses {
   // agent room: commands
   public static final String AGENT_PROMPT = "sb.agent.prompt";
   public static final String AGENT_CANCEL = "sb.agent.cancel";
+  public static final String AGENT_SET_MODE = "sb.agent.set-mode";
   public static final String AGENT_STOP = "sb.agent.stop";
   public static final String AGENT_STATUS = "sb.agent.status";
 

@@ -45,6 +45,10 @@ public final class ThreadRoom extends VerticleBase {
     final long createdAt;
     String title;
     String acpSessionId;
+    /** The agent mode a person chose for this thread (kept while the gateway runs): its agent gets it at every start. */
+    String modeId;
+    /** The mode ids its agent last said it offers (session_modes), to refuse others; null before. */
+    java.util.List<String> modeIds;
     String startedBy;
     long lastSeq;
     boolean busy;
@@ -99,6 +103,20 @@ public final class ThreadRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.THREAD_PROMPT, m -> withThread(m, t -> prompt(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
+      bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
+        if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
+          ErrorCode.BAD_REQUEST.fail(m, "modeId is missing");
+          return;
+        }
+        if (t.modeIds != null && !t.modeIds.contains(modeId)) {
+          ErrorCode.BAD_REQUEST.fail(m, "the agent of thread " + t.id + " has no mode \"" + modeId + "\" (its modes: "
+              + t.modeIds + ")");
+          return;
+        }
+        t.modeId = modeId;
+        forward(m, Addresses.AGENT_SET_MODE, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
+            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", modeId));
+      }));
       bus.<JsonObject>consumer(Addresses.THREAD_HISTORY, m -> withThread(m, t -> history(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_RECORD, m -> withThread(m, t -> record(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SESSION, m -> withThread(m, t -> session(m, t)));
@@ -191,7 +209,8 @@ public final class ThreadRoom extends VerticleBase {
     long seq = t.lastSeq + 1;
     append(t, event);
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
-            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("text", text))
+            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
+            .put("text", text))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
         .onFailure(err -> {
           // The message is in the transcript already (every surface saw it): say, right after it, that
@@ -215,6 +234,11 @@ public final class ThreadRoom extends VerticleBase {
     if (!(m.body().getValue("event") instanceof JsonObject event) || !(event.getValue("kind") instanceof String)) {
       ErrorCode.BAD_REQUEST.fail(m, "event must be an object with a kind");
       return;
+    }
+    if ("session_modes".equals(event.getString("kind")) && event.getValue("modes") instanceof JsonObject modes
+        && modes.getValue("availableModes") instanceof JsonArray available) {
+      t.modeIds = available.stream().map(o -> o instanceof JsonObject mode ? mode.getString("id") : null)
+          .filter(java.util.Objects::nonNull).toList();
     }
     append(t, event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
   }

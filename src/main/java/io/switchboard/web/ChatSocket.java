@@ -128,6 +128,7 @@ final class ChatSocket {
         case "attach" -> attach(f);
         case "prompt" -> prompt(f);
         case "cancel" -> cancel(f);
+        case "set_mode" -> setMode(f);
         case "permission_answer" -> answer(f);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
       }
@@ -266,6 +267,14 @@ final class ChatSocket {
     vertx.eventBus().<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", body).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, ref));
+  }
+
+  private void setMode(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    String modeId = text(f, "modeId");
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", threadId)
+            .put("modeId", modeId))
+        .onFailure(err -> fail(err, null, null));
   }
 
   private void cancel(JsonObject f) throws BadFrame {

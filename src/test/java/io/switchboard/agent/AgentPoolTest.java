@@ -216,4 +216,24 @@ class AgentPoolTest {
     assertEquals(List.of(), gateway.ended);
     assertEquals(1, processes(), "one shared process");
   }
+
+  @Test
+  void aModeChosenBeforeAnIdleStopIsSetAgainWhenTheAgentResumes() {
+    start(ownProcess(), 4, 1_000);
+    String t = gateway.thread("demo", "web");
+    turn(t, 1);
+    JsonObject modes = gateway.eventsOfKind(t, "session_modes").get(0).getJsonObject("modes");
+    assertEquals("ask", modes.getString("currentModeId"));
+    io.switchboard.testkit.PermissionHarness.await(gateway.vertx.eventBus().request(
+        io.switchboard.bus.Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", t).put("modeId", "read-only")));
+    PermissionHarness.waitFor(() -> processes() == 0, "the idle agent to stop");
+    gateway.prompt(t, "after the idle stop");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 2), gateway.summary(t));
+    assertTrue(gateway.text(t).contains("I am in read-only mode"), gateway.text(t));
+    assertEquals(1, gateway.cards.size(), "no question in read-only mode");
+    String refused = io.switchboard.testkit.PermissionHarness.errorOf(gateway.vertx.eventBus().request(
+        io.switchboard.bus.Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", t).put("modeId", "yolo")))
+        .wireName;
+    assertEquals("bad_frame", refused);
+  }
 }

@@ -413,6 +413,29 @@ class BrowserChatTest {
   }
 
   @Test
+  void aModeChosenInThePageReachesTheAgent() throws Exception {
+    logIn();
+    startThread();
+    say("first, in the default mode");
+    click(awaitCard(), "Allow once");
+    verdict();
+    awaitIdle();
+    org.openqa.selenium.support.ui.Select mode = new org.openqa.selenium.support.ui.Select(
+        waiting().until(d -> d.findElement(By.id("mode")).isDisplayed() ? d.findElement(By.id("mode")) : null));
+    assertEquals("Ask", mode.getFirstSelectedOption().getText());
+    assertTrue(inWindow(browser.findElement(By.id("mode"))));
+    mode.selectByVisibleText("Read only");
+    say("second, read only");
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().contains("I am in read-only mode, so I change nothing")));
+    awaitIdle();
+    assertEquals(1, browser.findElements(By.cssSelector(".card")).size(), "no second question in read-only mode");
+    assertEquals("Read only", new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("mode")))
+        .getFirstSelectedOption().getText());
+    screenshot("read-only");
+  }
+
+  @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();

@@ -64,7 +64,9 @@ class ChatFrameFuzzProperties {
     long deadline = System.currentTimeMillis() + 3_000;
     while (true) {
       socket.drain();
-      long announced = socket.seen.stream().filter(f -> "thread".equals(f.getString("type"))).count();
+      // A page hears of each thread twice (its own answer, and the broadcast every page gets): count threads.
+      long announced = socket.seen.stream().filter(f -> "thread".equals(f.getString("type")))
+          .map(f -> f.getString("threadId")).distinct().count();
       if (threads() == announced) {
         return;
       }

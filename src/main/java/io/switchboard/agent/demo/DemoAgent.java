@@ -52,6 +52,8 @@ public final class DemoAgent {
     final Path cwd;
     volatile Turn turn;
     volatile boolean alwaysAllowed;
+    /** "ask" (the default: propose, then ask) or "read-only" (describe, change nothing). */
+    volatile String mode = "ask";
     int toolCalls;
 
     Session(String id, Path cwd) {
@@ -170,19 +172,47 @@ public final class DemoAgent {
       case "session/new": {
         Session s = new Session("demo-" + UUID.randomUUID(), cwd(params));
         sessions.put(s.id, s);
-        return new JsonObject().put("sessionId", s.id);
+        return new JsonObject().put("sessionId", s.id).put("modes", modes(s));
+      }
+      case "session/set_mode": {
+        Session s = sessions.get(params.getString("sessionId", ""));
+        String mode = params.getString("modeId", "");
+        if (s == null) {
+          throw new ClientError(-32602, "unknown session " + params.getString("sessionId"));
+        }
+        if (!MODES.containsKey(mode)) {
+          throw new ClientError(-32602, "unknown mode " + mode + " (known: " + MODES.keySet() + ")");
+        }
+        s.mode = mode;
+        return new JsonObject();
       }
       case "session/resume": {
         // The demo keeps nothing worth restoring; it only needs to know the session again.
         String sessionId = params.getString("sessionId", "demo-" + UUID.randomUUID());
-        sessions.put(sessionId, new Session(sessionId, cwd(params)));
-        return new JsonObject();
+        Session resumed = new Session(sessionId, cwd(params));
+        sessions.put(sessionId, resumed);
+        return new JsonObject().put("modes", modes(resumed));
       }
       case "session/prompt":
         return prompt(params);
       default:
         throw new ClientError(-32601, "Method not found: " + method);
     }
+  }
+
+  /** The session modes it offers (ACP session modes), with their descriptions. */
+  private static final Map<String, String> MODES = new java.util.LinkedHashMap<>(Map.of());
+
+  static {
+    MODES.put("ask", "Ask: propose a change or a command, and ask before doing it");
+    MODES.put("read-only", "Read only: say what it would do, change nothing");
+  }
+
+  private static JsonObject modes(Session s) {
+    JsonArray available = new JsonArray();
+    MODES.forEach((id, description) -> available.add(new JsonObject().put("id", id)
+        .put("name", description.substring(0, description.indexOf(':'))).put("description", description)));
+    return new JsonObject().put("currentModeId", s.mode).put("availableModes", available);
   }
 
   private static Path cwd(JsonObject params) {
@@ -218,6 +248,12 @@ public final class DemoAgent {
     plan(s, "completed", "in_progress", "pending");
     say(s, turn, "You said: \u201c" + text + "\u201d. I am the built-in demo agent: there is no model behind me, "
         + "but I speak real ACP, so you can see how a conversation with a coding agent flows. ");
+    if ("read-only".equals(s.mode)) {
+      say(s, turn, "I am in read-only mode, so I change nothing: I would have "
+          + (command ? "run \u201c" + run.group(1).trim() + "\u201d." : "added your message to " + NOTES + "."));
+      plan(s, "completed", "completed", "completed");
+      return;
+    }
     if (command) {
       say(s, turn, "Let me run that command for you, once you allow it.");
       plan(s, "completed", "completed", "in_progress");
