@@ -237,7 +237,10 @@ function agentName(id) {
 }
 
 function open(id) {
+  // Each thread keeps its own draft: what was typed stays with the thread it was typed for.
+  if (state.current && state.current !== id) threadOf(state.current).draft = $('input').value;
   const t = threadOf(id);
+  if (state.current !== id) $('input').value = t.draft || '';
   state.current = id;
   if (!t.view) {
     t.view = { log: el('section', 'log'), plan: null, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null,
@@ -328,11 +331,41 @@ $('composer').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const text = $('input').value;
   if (!text.trim() || !state.current) return;
-  if (send({ type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() })) $('input').value = '';
+  if (send({ type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() })) {
+    $('input').value = '';
+    renderCommands();
+  }
 });
+
+// The agent's slash commands, offered while the draft is "/" and a word: click (or Tab) completes.
+function renderCommands() {
+  const menu = $('commands');
+  const text = $('input').value;
+  const t = state.current && threadOf(state.current);
+  const m = /^\/(\S*)$/.exec(text);
+  const matching = m && t && t.commands ? t.commands.filter((c) => c.name.startsWith(m[1])) : [];
+  menu.hidden = matching.length === 0;
+  menu.replaceChildren(...matching.map((c) => {
+    const b = el('button', 'command');
+    b.type = 'button';
+    b.append(el('strong', null, '/' + c.name), el('span', null, c.description ? ' ' + c.description : ''));
+    b.addEventListener('click', () => {
+      $('input').value = '/' + c.name + ' ';
+      menu.hidden = true;
+      $('input').focus();
+    });
+    return b;
+  }));
+}
+$('input').addEventListener('input', renderCommands);
 
 const touch = window.matchMedia('(pointer: coarse)');
 $('input').addEventListener('keydown', (ev) => {
+  if (ev.key === 'Tab' && !$('commands').hidden) {
+    ev.preventDefault();
+    $('commands').querySelector('button')?.click();
+    return;
+  }
   if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing && !touch.matches) {
     ev.preventDefault();
     $('composer').requestSubmit();
@@ -488,6 +521,10 @@ function update(t, u, at) {
       v.plan = u.entries || [];
       if (t.info.threadId === state.current) renderPlan(t);
       break;
+    case 'available_commands_update':
+      // The agent's slash commands: offered as the person types "/".
+      t.commands = u.availableCommands || [];
+      break;
     case 'current_mode_update':
       // The agent (or a person, in any tab) switched modes: the selector shows it.
       if (t.modes) t.modes.currentModeId = u.currentModeId;
@@ -593,6 +630,14 @@ function renderToolBody(box, d) {
     if (c.type === 'diff') parts.push(diff(c));
     else if (c.type === 'content') { const div = el('div'); div.innerHTML = markdown(blockText(c.content)); parts.push(div); }
     else if (c.type === 'terminal') parts.push(el('div', 'badge', 'terminal ' + c.terminalId));
+  }
+  if (d.rawOutput !== undefined && d.rawOutput !== null) {
+    // What the tool returned as the agent reports it (Codex's command output comes only here).
+    const out = el('details', 'raw-output');
+    const text = typeof d.rawOutput === 'string' ? d.rawOutput
+      : d.rawOutput.output ?? d.rawOutput.stdout ?? JSON.stringify(d.rawOutput, null, 2);
+    out.append(el('summary', null, 'Output'), el('pre', null, String(text)));
+    parts.push(out);
   }
   box.replaceChildren(...parts);
 }

@@ -436,6 +436,34 @@ class BrowserChatTest {
   }
 
   @Test
+  void theAgentsSlashCommandsAreOfferedAndEachThreadKeepsItsDraft() throws Exception {
+    logIn();
+    startThread();
+    say("hello");
+    click(awaitCard(), "Allow once");
+    verdict();
+    awaitIdle();
+    WebElement input = browser.findElement(By.id("input"));
+    input.sendKeys("/he");
+    WebElement offered = waiting().until(d -> d.findElement(By.id("commands")).isDisplayed()
+        ? d.findElement(By.cssSelector("#commands button")) : null);
+    assertTrue(offered.getText().startsWith("/help"), offered.getText());
+    assertTrue(inWindow(offered));
+    offered.click();
+    assertEquals("/help ", input.getDomProperty("value"));
+    input.sendKeys(Keys.ENTER);
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().contains("I can add a note")));
+    // A draft stays with its thread.
+    input.sendKeys("half a thought");
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElements(By.cssSelector(".threads button")).size() == 2
+        && d.findElement(By.id("input")).getDomProperty("value").isEmpty());
+    browser.findElements(By.cssSelector(".threads button")).get(1).click();
+    waiting().until(d -> "half a thought".equals(d.findElement(By.id("input")).getDomProperty("value")));
+  }
+
+  @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();

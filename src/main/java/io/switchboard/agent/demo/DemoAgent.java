@@ -54,6 +54,8 @@ public final class DemoAgent {
     volatile boolean alwaysAllowed;
     /** "ask" (the default: propose, then ask) or "read-only" (describe, change nothing). */
     volatile String mode = "ask";
+    /** Whether its slash commands were announced (at its first prompt: after session/new was answered). */
+    volatile boolean commandsAnnounced;
     int toolCalls;
 
     Session(String id, Path cwd) {
@@ -243,6 +245,16 @@ public final class DemoAgent {
   }
 
   private void turn(Session s, Turn turn, String text) throws Cancelled, ClientError {
+    if (!s.commandsAnnounced) {
+      s.commandsAnnounced = true;
+      update(s, new JsonObject().put("sessionUpdate", "available_commands_update").put("availableCommands",
+          new JsonArray().add(new JsonObject().put("name", "help").put("description", "What this demo agent can do"))));
+    }
+    if (text.startsWith("/help")) {
+      say(s, turn, "I can add a note to " + NOTES + " (say anything), run a command once you allow it (say "
+          + "\u201crun: ls -la\u201d), or, in Read only mode, only say what I would do.");
+      return;
+    }
     Matcher run = RUN.matcher(text);
     boolean command = run.matches();
     plan(s, "completed", "in_progress", "pending");
