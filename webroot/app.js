@@ -245,7 +245,6 @@ function open(id) {
   if (!t.view) {
     t.view = { log: el('section', 'log'), plan: null, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null,
       thought: null, scrolled: false };
-    t.view.log.setAttribute('aria-live', 'polite');
     t.view.log.id = 'log';
     send({ type: 'attach', threadId: id, afterSeq: 0 });
   }
@@ -315,6 +314,11 @@ async function loadAudit() {
     } else verdict = el('span', 'cancelled', 'Cancelled: ' + reasonText(o.reason));
     li.append(verdict);
     const thread = state.threads.get(q.threadId);
+    if (thread) {
+      const go = el('button', 'link', 'Open the thread');
+      go.addEventListener('click', () => open(q.threadId));
+      li.append(go);
+    }
     li.append(el('span', 'meta', 'Asked ' + new Date(q.createdAt).toLocaleString()
       + (q.endedAt ? ', ended ' + new Date(q.endedAt).toLocaleString() : '')
       + ' · thread ' + (thread?.info.title || q.threadId) + ' · agent ' + (q.agentId || '')));
@@ -451,6 +455,7 @@ function event(f) {
       break;
     case 'turn_ended':
       v.agentMsg = null; v.thought = null;
+      if (f.threadId === state.current && v.scrolled) announce('The agent finished its turn.');
       if (e.stopReason && e.stopReason !== 'end_turn') system(v, stopText(e.stopReason), e.stopReason === 'error');
       break;
     case 'agent_exited':
@@ -480,6 +485,12 @@ const reasonText = (r) => REASONS[r] || (r ? r.replace(/-/g, ' ') : 'no reason g
 function stopText(reason) {
   return { cancelled: 'Stopped.', max_tokens: 'The agent hit its token limit.', refusal: 'The agent refused.',
     max_turn_requests: 'The agent hit its request limit.', error: 'The turn failed.' }[reason] || 'Turn ended: ' + reason;
+}
+
+// What a screen reader hears: moments, not every chunk (the log itself is not a live region).
+function announce(text) {
+  $('announce').textContent = '';
+  requestAnimationFrame(() => { $('announce').textContent = text; });
 }
 
 function system(v, text, isError) {
@@ -544,8 +555,25 @@ function renderSoon(msg) {
     const log = msg.el.parentElement;
     const stick = log && log.scrollHeight - log.scrollTop - log.clientHeight < 80;
     msg.el.innerHTML = markdown(msg.text);
+    addCopyButtons(msg.el);
     if (stick) log.scrollTop = log.scrollHeight; // a reader at the end stays there as the text grows
   });
+}
+
+// Code blocks get a copy button (the clipboard needs a secure context: https or localhost).
+function addCopyButtons(root) {
+  for (const pre of root.querySelectorAll('pre')) {
+    const b = el('button', 'copy', 'Copy');
+    b.type = 'button';
+    b.addEventListener('click', async () => {
+      try { await navigator.clipboard.writeText(pre.textContent); b.textContent = 'Copied'; }
+      catch { b.textContent = 'Copy failed'; }
+      setTimeout(() => { b.textContent = 'Copy'; }, 1500);
+    });
+    const wrap = el('div', 'code');
+    pre.replaceWith(wrap);
+    wrap.append(b, pre);
+  }
 }
 
 function blockText(c) {
@@ -731,7 +759,10 @@ function card(f) {
   v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
   v.agentMsg = null;
   // A question must be seen: bring it into view (the buttons above the composer).
-  if (f.threadId === state.current && v.scrolled) section.scrollIntoView({ block: 'nearest' });
+  if (f.threadId === state.current && v.scrolled) {
+    section.scrollIntoView({ block: 'nearest' });
+    announce(agentName(t.info.agent) + ' asks your permission: ' + (tc0.title || 'a tool call'));
+  }
 }
 
 // What a tool call will run, when its input says: the argv in full and where (agents differ in shape).

@@ -153,6 +153,10 @@ class BrowserChatTest {
     assertFalse(card.findElements(By.cssSelector(".diff .add")).isEmpty(), "the card shows the diff");
     assertTrue(browser.findElement(By.id("busy")).isDisplayed());
     assertTrue(browser.findElement(By.id("plan")).isDisplayed());
+    // A screen reader hears the question once, not every chunk: the log is not a live region.
+    waiting().until(d -> d.findElement(By.id("announce")).getDomProperty("textContent")
+        .startsWith("Demo agent asks your permission: Add a note to demo-notes.md"));
+    assertEquals(null, browser.findElement(By.id("log")).getDomAttribute("aria-live"));
     screenshot("2-card");
     click(card, "Allow once");
     assertTrue(verdict().contains("answered by web"));
@@ -179,6 +183,10 @@ class BrowserChatTest {
     assertTrue(audit.contains("Add a note to demo-notes.md"), audit);
     assertTrue(audit.contains("Allow once (allow_once) — answered by web"), audit);
     screenshot("4-audit");
+    // From the audit, straight to the thread it was asked in.
+    browser.findElement(By.cssSelector("#audit-list li button.link")).click();
+    waiting().until(d -> d.findElement(By.id("log")).isDisplayed() && !d.findElement(By.id("audit")).isDisplayed());
+    assertTrue(browser.findElement(By.id("thread-title")).getText().contains("water the plants"));
   }
 
   @Test
