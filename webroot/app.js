@@ -191,7 +191,10 @@ function threadCreated(f) {
   const known = state.threads.has(f.threadId);
   const t = threadOf(f.threadId);
   if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false };
-  else if (f.title && !t.info.title) t.info.title = f.title; // it got its title (its first prompt)
+  else if (f.title) {
+    t.info.title = f.title; // it got its title (its first prompt), or someone renamed it
+    if (f.threadId === state.current) $('thread-title').textContent = f.title;
+  }
   renderThreads();
   if (f.clientRef && f.clientRef === state.pendingThread) open(f.threadId);
 }
@@ -270,6 +273,13 @@ function setMenu(open) {
   $('sidebar').inert = phone.matches && !open;
   $('menu').setAttribute('aria-expanded', String(open));
 }
+$('rename').addEventListener('click', () => {
+  if (!state.current) return;
+  const t = threadOf(state.current);
+  const title = window.prompt('Rename this thread', t.info.title || '');
+  if (title && title.trim()) send({ type: 'rename_thread', threadId: state.current, title: title.trim() });
+});
+
 $('menu').addEventListener('click', () => setMenu(!$('app').classList.contains('menu-open')));
 document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && $('app').classList.contains('menu-open')) setMenu(false); });
 document.addEventListener('pointerdown', (ev) => {

@@ -70,6 +70,8 @@ public final class Addresses {
   public static final String THREAD_DETACH = "sb.thread.detach";
   public static final String THREAD_PROMPT = "sb.thread.prompt";
   public static final String THREAD_CANCEL = "sb.thread.cancel";
+  /** {@code {threadId, title}}: a person renames the thread; sb.thread.changed tells every page. */
+  public static final String THREAD_RENAME = "sb.thread.rename";
   /** {@code {threadId, modeId}}: the thread's agent switches to that ACP session mode. */
   public static final String THREAD_SET_MODE = "sb.thread.set-mode";
   public static final String THREAD_HISTORY = "sb.thread.history";

@@ -103,6 +103,7 @@ public final class ThreadRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.THREAD_PROMPT, m -> withThread(m, t -> prompt(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
+      bus.<JsonObject>consumer(Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
         if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
           ErrorCode.BAD_REQUEST.fail(m, "modeId is missing");
@@ -219,6 +220,20 @@ public final class ThreadRoom extends VerticleBase {
               .put("text", "That message was not sent to the agent: " + err.getMessage()));
           relayFailure(m, err);
         });
+  }
+
+  private void rename(Message<JsonObject> m, ThreadState t) {
+    if (!(m.body().getValue("title") instanceof String title) || title.isBlank()) {
+      ErrorCode.BAD_REQUEST.fail(m, "title must be a non-empty string");
+      return;
+    }
+    t.title = shorten(title);
+    bus.request(Addresses.STORE_THREAD_SAVE, t.row())
+        .onSuccess(x -> {
+          bus.publish(Addresses.THREAD_CHANGED, t.toJson());
+          m.reply(t.toJson());
+        })
+        .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, "could not save the title: " + err.getMessage()));
   }
 
   private void history(Message<JsonObject> m, ThreadState t) {

@@ -129,6 +129,7 @@ final class ChatSocket {
         case "prompt" -> prompt(f);
         case "cancel" -> cancel(f);
         case "set_mode" -> setMode(f);
+        case "rename_thread" -> rename(f);
         case "permission_answer" -> answer(f);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
       }
@@ -267,6 +268,14 @@ final class ChatSocket {
     vertx.eventBus().<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", body).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, ref));
+  }
+
+  private void rename(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    String title = text(f, "title");
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_RENAME, new JsonObject().put("threadId", threadId)
+            .put("title", title))
+        .onFailure(err -> fail(err, null, null));
   }
 
   private void setMode(JsonObject f) throws BadFrame {

@@ -469,6 +469,13 @@ class BrowserChatTest {
         && d.findElement(By.id("input")).getDomProperty("value").isEmpty());
     browser.findElements(By.cssSelector(".threads button")).get(1).click();
     waiting().until(d -> "half a thought".equals(d.findElement(By.id("input")).getDomProperty("value")));
+    // A thread can be renamed; the list and the title follow (every page hears it).
+    browser.findElement(By.id("rename")).click();
+    org.openqa.selenium.Alert ask = waiting().until(org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    ask.sendKeys("Garden notes");
+    ask.accept();
+    waiting().until(d -> "Garden notes".equals(d.findElement(By.id("thread-title")).getText())
+        && d.findElements(By.cssSelector(".threads .title")).stream().anyMatch(t -> t.getText().equals("Garden notes")));
   }
 
   @Test
