@@ -39,6 +39,7 @@ const state = {
   threads: new Map(),   // threadId -> { info, lastSeq, busy, view }
   current: null,
   pendingThread: null,  // clientRef of a new_thread we wait for
+  unsent: [],           // prompts typed while disconnected: { frame, shown }
 };
 
 // ---- login ----
@@ -94,6 +95,10 @@ function connect() {
     // Resume every thread this page follows, from the last event it has.
     for (const [id, t] of state.threads) {
       if (t.view) send({ type: 'attach', threadId: id, afterSeq: t.lastSeq });
+    }
+    // Then what was typed while disconnected (its own user_message event will show it).
+    for (const { frame, shown } of state.unsent.splice(0)) {
+      if (send(frame)) shown.remove();
     }
   };
   ws.onmessage = (m) => receive(JSON.parse(m.data));
@@ -345,7 +350,18 @@ $('composer').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const text = $('input').value;
   if (!text.trim() || !state.current) return;
-  if (send({ type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() })) {
+  const frame = { type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() };
+  if (!(state.socket && state.socket.readyState === WebSocket.OPEN)) {
+    // Not lost: shown as waiting, and sent as soon as the connection is back.
+    const shown = el('div', 'msg user unsent', text);
+    shown.append(el('span', 'unsent-note', ' (waiting for the connection)'));
+    threadOf(state.current).view?.log.append(shown);
+    state.unsent.push({ frame, shown });
+    $('input').value = '';
+    renderCommands();
+    return;
+  }
+  if (send(frame)) {
     $('input').value = '';
     renderCommands();
   }

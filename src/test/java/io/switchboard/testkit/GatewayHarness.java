@@ -33,9 +33,15 @@ public final class GatewayHarness implements AutoCloseable {
 
   public GatewayHarness(Vertx vertx, Path dataDir, List<String> allowedOrigins, List<PluginSpec> plugins,
                         Gateway.Tuning tuning, AgentSpec... agents) throws Exception {
+    this(vertx, dataDir, 0, allowedOrigins, plugins, tuning, agents);
+  }
+
+  /** On a given port (0: a free one): a restarted gateway a page reconnects to. */
+  public GatewayHarness(Vertx vertx, Path dataDir, int port, List<String> allowedOrigins, List<PluginSpec> plugins,
+                        Gateway.Tuning tuning, AgentSpec... agents) throws Exception {
     this.vertx = vertx;
     this.dataDir = dataDir;
-    this.settings = new Settings(new Settings.Http("127.0.0.1", 0, allowedOrigins, false), dataDir,
+    this.settings = new Settings(new Settings.Http("127.0.0.1", port, allowedOrigins, false), dataDir,
         agents[0].id(), List.of(agents), plugins, Settings.LogFormat.TEXT);
     AccessToken.ensurePrivateDirectory(dataDir);
     this.token = new AccessToken(settings.tokenFile()).ensure().token();

@@ -479,6 +479,29 @@ class BrowserChatTest {
   }
 
   @Test
+  void aMessageTypedWhileTheGatewayIsDownIsSentWhenItIsBack(Vertx vertx) throws Exception {
+    logIn();
+    startThread();
+    int port = gateway.port;
+    gateway.close();
+    waiting().until(d -> "disconnected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    say("typed while the gateway was down");
+    WebElement waitingMsg = waiting().until(d -> d.findElement(By.cssSelector(".msg.user.unsent")));
+    assertTrue(waitingMsg.getText().contains("waiting for the connection"), waitingMsg.getText());
+    assertTrue(browser.findElement(By.id("busy")).getDomAttribute("hidden") != null, "no 'working…' while down");
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), port, List.of(), List.of(),
+        io.switchboard.Gateway.Tuning.DEFAULT, AgentHarness.demo());
+    // The page reconnects by itself (its session survived) and sends what was typed: the agent answers it.
+    WebElement card = new WebDriverWait(browser, Duration.ofSeconds(40)).until(d ->
+        d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty() ? null
+            : d.findElement(By.cssSelector(".card:not(.resolved)")));
+    assertTrue(card.getText().contains("demo-notes.md"));
+    assertTrue(browser.findElements(By.cssSelector(".msg.user.unsent")).isEmpty());
+    assertEquals(1, browser.findElements(By.cssSelector(".msg.user")).stream()
+        .filter(m -> m.getText().contains("typed while the gateway was down")).count(), "sent once");
+  }
+
+  @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();
