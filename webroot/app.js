@@ -264,6 +264,7 @@ function open(id) {
   $('send').disabled = false;
   renderPlan(t);
   renderModes(t);
+  renderConfig(t);
   turn(id, t.busy);
   renderThreads();
   setMenu(false);
@@ -496,6 +497,10 @@ function event(f) {
       t.modes = e.modes;
       if (f.threadId === state.current) renderModes(t);
       break;
+    case 'session_config':
+      t.config = e.configOptions;
+      if (f.threadId === state.current) renderConfig(t);
+      break;
   }
   if (stick) v.log.scrollTop = v.log.scrollHeight;
 }
@@ -562,6 +567,10 @@ function update(t, u, at) {
       // The agent's slash commands: offered as the person types "/".
       t.commands = u.availableCommands || [];
       break;
+    case 'config_option_update':
+      t.config = u.configOptions || [];
+      if (t.info.threadId === state.current) renderConfig(t);
+      break;
     case 'current_mode_update':
       // The agent (or a person, in any tab) switched modes: the selector shows it.
       if (t.modes) t.modes.currentModeId = u.currentModeId;
@@ -623,6 +632,31 @@ function renderModes(t) {
     return o;
   }));
 }
+// The agent's session settings (ACP config options: model, reasoning, ...): one selector each.
+// When one of them is the mode, it replaces the older mode selector (as ACP asks of clients).
+function renderConfig(t) {
+  const box = $('config');
+  const options = (t?.config || []).filter((c) => c.type === 'select' && Array.isArray(c.options));
+  box.hidden = options.length === 0;
+  box.replaceChildren(...options.map((c) => {
+    const select = el('select');
+    select.setAttribute('aria-label', c.name || c.id);
+    if (c.description) select.title = c.description;
+    select.dataset.configId = c.id;
+    for (const o of c.options) {
+      const opt = el('option', null, o.name || o.value);
+      opt.value = o.value;
+      opt.selected = o.value === c.currentValue;
+      select.append(opt);
+    }
+    select.addEventListener('change', () => {
+      if (state.current) send({ type: 'set_config', threadId: state.current, configId: c.id, value: select.value });
+    });
+    return select;
+  }));
+  if (options.some((c) => c.category === 'mode')) $('mode').hidden = true;
+}
+
 $('mode').addEventListener('change', () => {
   if (state.current) send({ type: 'set_mode', threadId: state.current, modeId: $('mode').value });
 });

@@ -105,6 +105,15 @@ public final class AgentRoom extends VerticleBase {
         pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
     bus.<JsonObject>consumer(Addresses.AGENT_STATUS, this::status);
     bus.<JsonObject>consumer(Addresses.AGENT_SET_MODE, this::setMode);
+    bus.<JsonObject>consumer(Addresses.AGENT_SET_CONFIG, m -> {
+      AgentSession session = sessionFor(m, "configId", "a setting change");
+      if (session != null && m.body().getValue("value") instanceof String value) {
+        session.setConfig(m.body().getString("configId"), value).onSuccess(v -> m.reply(new JsonObject()))
+            .onFailure(err -> ErrorCode.BAD_REQUEST.fail(m, err.getMessage()));
+      } else if (session != null) {
+        ErrorCode.BAD_REQUEST.fail(m, "a setting change needs a value (a string)");
+      }
+    });
   }
 
   /** The thread's session switches mode: now if its agent runs, else when it next starts. */
@@ -133,6 +142,9 @@ public final class AgentRoom extends VerticleBase {
         threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
     if (b.getValue("modeId") instanceof String mode && !field.equals("modeId")) {
       session.prefer(mode); // the thread's chosen mode outlives its sessions (idle stops forget them)
+    }
+    if (b.getValue("config") instanceof JsonObject config) {
+      session.preferConfig(config);
     }
     return session;
   }

@@ -86,6 +86,10 @@ final class AgentSession {
   private JsonObject modes;
   /** The mode a person chose: applied now, or when the agent next starts (a resumed session forgets it). */
   private String wantedMode;
+  /** The session config options the agent offers (ACP configOptions), once it said; null before. */
+  private JsonArray configOptions;
+  /** The config values a person chose, set again at every start as modes are. */
+  private final Map<String, String> wantedConfig = new java.util.LinkedHashMap<>();
   /** Since when it has had no turn, queued prompt or open question (0: busy). */
   private long idleSince = System.currentTimeMillis();
   private boolean replaying;
@@ -432,7 +436,7 @@ final class AgentSession {
       if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
         p.bind(acpSessionId, this);
         return p.peer.request("session/resume", params.copy().put("sessionId", acpSessionId))
-            .compose(result -> applyModes(p, result))
+            .compose(result -> applySessionState(p, result))
             .recover(err -> freshSession(p, "The agent could not resume the previous session (" + describe(err)
                 + "); a new one was started."));
       }
@@ -440,7 +444,7 @@ final class AgentSession {
         p.bind(acpSessionId, this);
         replaying = true; // the agent replays the history, which the transcript already has
         return p.peer.request("session/load", params.copy().put("sessionId", acpSessionId))
-            .compose(result -> replayTail().compose(v -> applyModes(p, result)), err -> {
+            .compose(result -> replayTail().compose(v -> applySessionState(p, result)), err -> {
               replaying = false;
               return Future.failedFuture(err);
             })
@@ -498,7 +502,7 @@ final class AgentSession {
             emit(system(note));
           }
           return bus.request(Addresses.THREAD_SESSION, new JsonObject().put("threadId", threadId)
-              .put("acpSessionId", s)).compose(x -> applyModes(p, result));
+              .put("acpSessionId", s)).compose(x -> applySessionState(p, result));
         });
   }
 
@@ -508,6 +512,14 @@ final class AgentSession {
    * What an opened session says of its modes goes to the thread (the page offers them); a mode the
    * person chose earlier is set again (an agent that was stopped as idle starts in its default).
    */
+  private Future<Void> applySessionState(AgentProcess p, Object result) {
+    if (JsonRpcPeer.object(result).getValue("configOptions") instanceof JsonArray options) {
+      configOptions = options.copy();
+      emit(new JsonObject().put("kind", "session_config").put("configOptions", options));
+    }
+    return applyModes(p, result).compose(v -> applyConfig(p));
+  }
+
   private Future<Void> applyModes(AgentProcess p, Object result) {
     if (JsonRpcPeer.object(result).getValue("modes") instanceof JsonObject m
         && m.getValue("availableModes") instanceof JsonArray) {
@@ -528,6 +540,59 @@ final class AgentSession {
           emit(error("The agent could not switch back to the mode " + mode + ": " + describe(err)));
           return Future.succeededFuture();
         });
+  }
+
+  /** The config values chosen for the thread that the agent does not have yet, set one after another. */
+  private Future<Void> applyConfig(AgentProcess p) {
+    Future<Void> done = Future.succeededFuture();
+    for (Map.Entry<String, String> wanted : wantedConfig.entrySet()) {
+      if (wanted.getValue().equals(configValue(wanted.getKey())) || acpSessionId == null) {
+        continue;
+      }
+      done = done.compose(v -> setConfigOption(p, wanted.getKey(), wanted.getValue()).recover(err -> {
+        emit(error("The agent could not take the setting " + wanted.getKey() + " = " + wanted.getValue() + ": "
+            + describe(err)));
+        return Future.succeededFuture();
+      }));
+    }
+    return done;
+  }
+
+  private String configValue(String id) {
+    if (configOptions == null) {
+      return null;
+    }
+    return configOptions.stream().filter(o -> o instanceof JsonObject c && id.equals(c.getString("id")))
+        .map(o -> String.valueOf(((JsonObject) o).getValue("currentValue"))).findFirst().orElse(null);
+  }
+
+  private Future<Void> setConfigOption(AgentProcess p, String id, String value) {
+    return p.peer.request("session/set_config_option", new JsonObject().put("sessionId", acpSessionId)
+            .put("configId", id).put("value", value))
+        .map(result -> {
+          // Every page learns the settings, in ACP's own shape (the answer carries all of them).
+          JsonArray now = JsonRpcPeer.object(result).getValue("configOptions") instanceof JsonArray a ? a : null;
+          if (now != null) {
+            configOptions = now.copy();
+            emit(new JsonObject().put("kind", "acp").put("update", new JsonObject()
+                .put("sessionUpdate", "config_option_update").put("configOptions", now)));
+          }
+          return null;
+        });
+  }
+
+  /** The thread's chosen config values, for a session made after they were chosen. */
+  void preferConfig(JsonObject values) {
+    values.forEach(e -> wantedConfig.putIfAbsent(e.getKey(), String.valueOf(e.getValue())));
+  }
+
+  /** A person chose a config value: set now if the agent runs, else when it next starts. */
+  Future<Void> setConfig(String id, String value) {
+    wantedConfig.put(id, value);
+    if (state != State.READY || current == null || acpSessionId == null) {
+      return Future.succeededFuture();
+    }
+    return setConfigOption(current, id, value).recover(err -> Future.failedFuture(describe(err)));
   }
 
   /** The thread's chosen mode, for a session made after it was chosen: set when the agent starts. */
@@ -715,6 +780,9 @@ final class AgentSession {
       return;
     }
     Object kind = update.getValue("sessionUpdate");
+    if ("config_option_update".equals(kind) && update.getValue("configOptions") instanceof JsonArray options) {
+      configOptions = options.copy();
+    }
     if ("current_mode_update".equals(kind) && modes != null && update.getValue("currentModeId") instanceof String m) {
       modes.put("currentModeId", m); // the agent switched itself (Claude into plan mode): the page shows it
     }

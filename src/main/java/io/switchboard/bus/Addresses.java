@@ -74,6 +74,8 @@ public final class Addresses {
   public static final String THREAD_RENAME = "sb.thread.rename";
   /** {@code {threadId, modeId}}: the thread's agent switches to that ACP session mode. */
   public static final String THREAD_SET_MODE = "sb.thread.set-mode";
+  /** {@code {threadId, configId, value}}: the thread's agent takes that session config value. */
+  public static final String THREAD_SET_CONFIG = "sb.thread.set-config";
   public static final String THREAD_HISTORY = "sb.thread.history";
   /** From the agent room: an event to number, persist and publish. */
   public static final String THREAD_RECORD = "sb.thread.record";
@@ -89,6 +91,7 @@ public final class Addresses {
   public static final String AGENT_PROMPT = "sb.agent.prompt";
   public static final String AGENT_CANCEL = "sb.agent.cancel";
   public static final String AGENT_SET_MODE = "sb.agent.set-mode";
+  public static final String AGENT_SET_CONFIG = "sb.agent.set-config";
   public static final String AGENT_STOP = "sb.agent.stop";
   public static final String AGENT_STATUS = "sb.agent.status";
 

@@ -49,6 +49,10 @@ public final class ThreadRoom extends VerticleBase {
     String modeId;
     /** The mode ids its agent last said it offers (session_modes), to refuse others; null before. */
     java.util.List<String> modeIds;
+    /** The session config values a person chose for this thread, set at every start of its agent. */
+    final JsonObject config = new JsonObject();
+    /** Config id -> the values its agent last said it takes (session_config), to refuse others; null before. */
+    java.util.Map<String, java.util.List<String>> configValues;
     String startedBy;
     long lastSeq;
     boolean busy;
@@ -104,6 +108,7 @@ public final class ThreadRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
       bus.<JsonObject>consumer(Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_SET_CONFIG, m -> withThread(m, t -> setConfig(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
         if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
           ErrorCode.BAD_REQUEST.fail(m, "modeId is missing");
@@ -211,7 +216,7 @@ public final class ThreadRoom extends VerticleBase {
     append(t, event);
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
             .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
-            .put("text", text))
+            .put("config", t.config.copy()).put("text", text))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
         .onFailure(err -> {
           // The message is in the transcript already (every surface saw it): say, right after it, that
@@ -220,6 +225,22 @@ public final class ThreadRoom extends VerticleBase {
               .put("text", "That message was not sent to the agent: " + err.getMessage()));
           relayFailure(m, err);
         });
+  }
+
+  private void setConfig(Message<JsonObject> m, ThreadState t) {
+    if (!(m.body().getValue("configId") instanceof String id) || id.isEmpty()
+        || !(m.body().getValue("value") instanceof String value)) {
+      ErrorCode.BAD_REQUEST.fail(m, "configId and value (strings) are needed");
+      return;
+    }
+    if (t.configValues != null && !(t.configValues.containsKey(id) && t.configValues.get(id).contains(value))) {
+      ErrorCode.BAD_REQUEST.fail(m, "the agent of thread " + t.id + " has no setting " + id + " = " + value
+          + " (its settings: " + t.configValues + ")");
+      return;
+    }
+    t.config.put(id, value);
+    forward(m, Addresses.AGENT_SET_CONFIG, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
+        .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("configId", id).put("value", value));
   }
 
   private void rename(Message<JsonObject> m, ThreadState t) {
@@ -254,6 +275,19 @@ public final class ThreadRoom extends VerticleBase {
         && modes.getValue("availableModes") instanceof JsonArray available) {
       t.modeIds = available.stream().map(o -> o instanceof JsonObject mode ? mode.getString("id") : null)
           .filter(java.util.Objects::nonNull).toList();
+    }
+    JsonArray options = "session_config".equals(event.getString("kind")) ? event.getJsonArray("configOptions")
+        : "acp".equals(event.getString("kind")) && event.getValue("update") instanceof JsonObject u
+            && "config_option_update".equals(u.getString("sessionUpdate")) ? u.getJsonArray("configOptions") : null;
+    if (options != null) {
+      java.util.Map<String, java.util.List<String>> values = new java.util.HashMap<>();
+      for (Object o : options) {
+        if (o instanceof JsonObject c && c.getValue("id") instanceof String cid && c.getValue("options") instanceof JsonArray vs) {
+          values.put(cid, vs.stream().map(v -> v instanceof JsonObject j ? String.valueOf(j.getValue("value")) : null)
+              .filter(java.util.Objects::nonNull).toList());
+        }
+      }
+      t.configValues = values;
     }
     append(t, event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
   }

@@ -130,6 +130,7 @@ final class ChatSocket {
         case "cancel" -> cancel(f);
         case "set_mode" -> setMode(f);
         case "rename_thread" -> rename(f);
+        case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
       }
@@ -275,6 +276,12 @@ final class ChatSocket {
     String title = text(f, "title");
     vertx.eventBus().<JsonObject>request(Addresses.THREAD_RENAME, new JsonObject().put("threadId", threadId)
             .put("title", title))
+        .onFailure(err -> fail(err, null, null));
+  }
+
+  private void setConfig(JsonObject f) throws BadFrame {
+    vertx.eventBus().<JsonObject>request(Addresses.THREAD_SET_CONFIG, new JsonObject()
+            .put("threadId", text(f, "threadId")).put("configId", text(f, "configId")).put("value", text(f, "value")))
         .onFailure(err -> fail(err, null, null));
   }
 

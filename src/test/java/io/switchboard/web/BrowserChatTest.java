@@ -441,6 +441,16 @@ class BrowserChatTest {
     assertEquals("Read only", new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("mode")))
         .getFirstSelectedOption().getText());
     screenshot("read-only");
+    // A session config option (ACP configOptions) the same way: the demo's tone.
+    org.openqa.selenium.support.ui.Select tone = new org.openqa.selenium.support.ui.Select(
+        browser.findElement(By.cssSelector("#config select[data-config-id=tone]")));
+    assertEquals("Friendly", tone.getFirstSelectedOption().getText());
+    tone.selectByVisibleText("Brief");
+    waiting().until(d -> "Brief".equals(new org.openqa.selenium.support.ui.Select(
+        d.findElement(By.cssSelector("#config select[data-config-id=tone]"))).getFirstSelectedOption().getText()));
+    say("third, briefly");
+    waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .anyMatch(m -> m.getText().startsWith("Noted: “third, briefly”")));
   }
 
   @Test

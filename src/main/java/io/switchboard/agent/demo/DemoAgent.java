@@ -54,6 +54,8 @@ public final class DemoAgent {
     volatile boolean alwaysAllowed;
     /** "ask" (the default: propose, then ask) or "read-only" (describe, change nothing). */
     volatile String mode = "ask";
+    /** "friendly" (the default: explains itself) or "brief" (a session config option). */
+    volatile String tone = "friendly";
     /** Whether its slash commands were announced (at its first prompt: after session/new was answered). */
     volatile boolean commandsAnnounced;
     int toolCalls;
@@ -174,7 +176,19 @@ public final class DemoAgent {
       case "session/new": {
         Session s = new Session("demo-" + UUID.randomUUID(), cwd(params));
         sessions.put(s.id, s);
-        return new JsonObject().put("sessionId", s.id).put("modes", modes(s));
+        return new JsonObject().put("sessionId", s.id).put("modes", modes(s)).put("configOptions", config(s));
+      }
+      case "session/set_config_option": {
+        Session s = sessions.get(params.getString("sessionId", ""));
+        if (s == null) {
+          throw new ClientError(-32602, "unknown session " + params.getString("sessionId"));
+        }
+        if (!"tone".equals(params.getString("configId")) || !TONES.contains(params.getString("value"))) {
+          throw new ClientError(-32602, "unknown setting " + params.getString("configId") + "=" + params.getString("value")
+              + " (known: tone = " + TONES + ")");
+        }
+        s.tone = params.getString("value");
+        return new JsonObject().put("configOptions", config(s));
       }
       case "session/set_mode": {
         Session s = sessions.get(params.getString("sessionId", ""));
@@ -193,7 +207,7 @@ public final class DemoAgent {
         String sessionId = params.getString("sessionId", "demo-" + UUID.randomUUID());
         Session resumed = new Session(sessionId, cwd(params));
         sessions.put(sessionId, resumed);
-        return new JsonObject().put("modes", modes(resumed));
+        return new JsonObject().put("modes", modes(resumed)).put("configOptions", config(resumed));
       }
       case "session/prompt":
         return prompt(params);
@@ -208,6 +222,17 @@ public final class DemoAgent {
   static {
     MODES.put("ask", "Ask: propose a change or a command, and ask before doing it");
     MODES.put("read-only", "Read only: say what it would do, change nothing");
+  }
+
+  private static final List<String> TONES = List.of("friendly", "brief");
+
+  /** Its session config options (ACP): one select, the tone of its replies. */
+  private static JsonArray config(Session s) {
+    return new JsonArray().add(new JsonObject().put("id", "tone").put("name", "Tone").put("type", "select")
+        .put("description", "How much the demo agent says").put("currentValue", s.tone)
+        .put("options", new JsonArray()
+            .add(new JsonObject().put("value", "friendly").put("name", "Friendly"))
+            .add(new JsonObject().put("value", "brief").put("name", "Brief"))));
   }
 
   private static JsonObject modes(Session s) {
@@ -258,8 +283,12 @@ public final class DemoAgent {
     Matcher run = RUN.matcher(text);
     boolean command = run.matches();
     plan(s, "completed", "in_progress", "pending");
-    say(s, turn, "You said: \u201c" + text + "\u201d. I am the built-in demo agent: there is no model behind me, "
-        + "but I speak real ACP, so you can see how a conversation with a coding agent flows. ");
+    if ("brief".equals(s.tone)) {
+      say(s, turn, "Noted: \u201c" + text + "\u201d. ");
+    } else {
+      say(s, turn, "You said: \u201c" + text + "\u201d. I am the built-in demo agent: there is no model behind me, "
+          + "but I speak real ACP, so you can see how a conversation with a coding agent flows. ");
+    }
     if ("read-only".equals(s.mode)) {
       say(s, turn, "I am in read-only mode, so I change nothing: I would have "
           + (command ? "run \u201c" + run.group(1).trim() + "\u201d." : "added your message to " + NOTES + "."));
