@@ -252,7 +252,7 @@ function open(id) {
   state.current = id;
   if (!t.view) {
     t.view = { log: el('section', 'log'), plan: null, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null,
-      thought: null, scrolled: false };
+      thought: null, scrolled: false, terminalOutputs: {} };
     t.view.log.id = 'log';
     send({ type: 'attach', threadId: id, afterSeq: 0 });
   }
@@ -477,8 +477,9 @@ function event(f) {
       update(t, e.update, f.at);
       break;
     case 'turn_started':
-      // Tool call ids are the agent's and may come again in a later turn (a restarted agent reuses them).
-      v.agentMsg = null; v.thought = null; v.tools = new Map();
+      // Tool call ids are the agent's and may come again in a later turn (a restarted agent reuses them),
+      // and so may terminal ids.
+      v.agentMsg = null; v.thought = null; v.tools = new Map(); v.terminalOutputs = {};
       break;
     case 'turn_ended':
       v.agentMsg = null; v.thought = null;
@@ -497,6 +498,17 @@ function event(f) {
       t.modes = e.modes;
       if (f.threadId === state.current) renderModes(t);
       break;
+    case 'terminal_output': {
+      // A finished command's output goes into this turn's tool call that shows its terminal; it may
+      // come before the agent has said which one (a quick command), so it is kept for the turn.
+      v.terminalOutputs[e.terminalId] = e;
+      for (const tc of v.tools.values()) {
+        if ((tc.data.content || []).some((c) => c.type === 'terminal' && c.terminalId === e.terminalId)) {
+          renderToolBody(tc.body, tc.data, v.terminalOutputs);
+        }
+      }
+      break;
+    }
     case 'session_config':
       t.config = e.configOptions;
       if (f.threadId === state.current) renderConfig(t);
@@ -688,7 +700,7 @@ function toolCall(v, u, at) {
     v.tools.set(u.toolCallId, tc);
   }
   for (const [k, val] of Object.entries(u)) if (val !== undefined && val !== null) tc.data[k] = val;
-  renderToolBody(tc.body, tc.data);
+  renderToolBody(tc.body, tc.data, v.terminalOutputs);
 }
 
 // The box a question belongs to: the latest call of that id begun before it was asked.
@@ -700,7 +712,7 @@ function toolFor(v, toolCallId, askedAt) {
   return best;
 }
 
-function renderToolBody(box, d) {
+function renderToolBody(box, d, terminalOutputs = {}) {
   const head = el('div', 'tool-head');
   head.append(el('span', 'badge', d.kind || 'tool'), el('span', 'tool-title', d.title || d.toolCallId));
   if (d.status) head.append(el('span', 'badge ' + d.status, d.status.replace('_', ' ')));
@@ -717,9 +729,17 @@ function renderToolBody(box, d) {
   for (const c of d.content || []) {
     if (c.type === 'diff') parts.push(diff(c));
     else if (c.type === 'content') { const div = el('div'); div.innerHTML = markdown(blockText(c.content)); parts.push(div); }
-    else if (c.type === 'terminal') parts.push(el('div', 'badge', 'terminal ' + c.terminalId));
+    else if (c.type === 'terminal') {
+      const done = terminalOutputs[c.terminalId];
+      if (!done) { parts.push(el('div', 'badge', 'running in a terminal…')); continue; }
+      const x = done.exitStatus || {};
+      parts.push(el('pre', 'terminal', (done.truncated ? '…\n' : '') + (done.output || '')));
+      parts.push(el('div', 'exit ' + (x.exitCode === 0 ? 'ok' : 'failed'),
+        x.signal ? 'Stopped by ' + x.signal : 'Exit code ' + x.exitCode));
+    }
   }
-  if (d.rawOutput !== undefined && d.rawOutput !== null) {
+  const shownTerminal = (d.content || []).some((c) => c.type === 'terminal' && terminalOutputs[c.terminalId]);
+  if (d.rawOutput !== undefined && d.rawOutput !== null && !shownTerminal) {
     // What the tool returned as the agent reports it (Codex's command output comes only here).
     const out = el('details', 'raw-output');
     const text = typeof d.rawOutput === 'string' ? d.rawOutput

@@ -366,7 +366,8 @@ final class AgentSession {
     }
     current = p;
     p.attach(this);
-    terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined);
+    terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined)
+        .onExit(done -> emit(done.put("kind", "terminal_output")));
     if (acpSessionId != null && p.isOpen(acpSessionId)) {
       p.bind(acpSessionId, this); // a shared process that still has it: nothing to load
       return Future.succeededFuture();

@@ -51,6 +51,17 @@ final class Terminals {
   /** How long an exited command's output may take to reach its end before the exit is reported. */
   static final long OUTPUT_SETTLE_MS = 200;
 
+  /** The characters of a finished terminal's output shown in its thread (the end of it). */
+  static final int SHOWN_OUTPUT_CHARS = 16 * 1024;
+  /** Told when a terminal's command has exited: {terminalId, output, truncated, exitStatus}. */
+  private java.util.function.Consumer<JsonObject> exits = x -> { };
+
+  /** Where finished terminals are reported (the thread shows their output in the tool call). */
+  Terminals onExit(java.util.function.Consumer<JsonObject> listener) {
+    this.exits = listener;
+    return this;
+  }
+
   Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog,
             java.util.function.BiFunction<List<String>, Path, List<String>> confine) {
     this.backlog = backlog;
@@ -91,9 +102,12 @@ final class Terminals {
     }
 
     /** Reports the exit once the output ended, or a moment after the exit if a child holds it open. */
-    void exitedAfterOutput(Context context) {
+    void exitedAfterOutput(Context context, Runnable then) {
       process.onExit().thenCompose(p -> eof.completeOnTimeout(null, OUTPUT_SETTLE_MS, TimeUnit.MILLISECONDS))
-          .thenRun(() -> context.runOnContext(v -> exited(process.exitValue())));
+          .thenRun(() -> context.runOnContext(v -> {
+            exited(process.exitValue());
+            then.run();
+          }));
     }
   }
 
@@ -167,7 +181,14 @@ final class Terminals {
       Thread reader = new Thread(() -> pump(process.getInputStream(), t), name + "-" + id);
       reader.setDaemon(true);
       reader.start();
-      t.exitedAfterOutput(context);
+      t.exitedAfterOutput(context, () -> {
+        // What a person sees of it: the end of its output, with how it exited.
+        String text = t.output.text();
+        boolean cut = t.output.truncated() || text.length() > SHOWN_OUTPUT_CHARS;
+        exits.accept(new JsonObject().put("terminalId", id)
+            .put("output", text.length() > SHOWN_OUTPUT_CHARS ? text.substring(text.length() - SHOWN_OUTPUT_CHARS) : text)
+            .put("truncated", cut).put("exitStatus", t.exitStatus.copy()));
+      });
       return new JsonObject().put("terminalId", id);
     }).recover(err -> Future.failedFuture(err instanceof JsonRpcError ? err
         : new JsonRpcError(JsonRpcError.INTERNAL_ERROR, String.valueOf(err.getMessage()))));

@@ -86,6 +86,10 @@ class DemoAgentTest {
         .findFirst().orElseThrow().encode();
     assertTrue(output.contains("hello-from-the-terminal"), output);
     assertTrue(gateway.text(t).contains("exited with code 0"), gateway.text(t));
+    // The gateway, which ran the terminal, tells the thread what it printed and how it exited.
+    JsonObject shown = gateway.eventsOfKind(t, "terminal_output").get(0);
+    assertTrue(shown.getString("output").contains("hello-from-the-terminal"), shown.encode());
+    assertEquals(0, shown.getJsonObject("exitStatus").getInteger("exitCode"));
   }
 
   @Test

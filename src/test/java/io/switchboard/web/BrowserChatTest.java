@@ -401,6 +401,22 @@ class BrowserChatTest {
   }
 
   @Test
+  void aCommandsOutputShowsInItsToolCall() throws Exception {
+    logIn();
+    startThread();
+    say("run: echo hello-from-the-terminal");
+    click(awaitCard(), "Allow once");
+    verdict();
+    WebElement output = waiting().until(d -> {
+      List<WebElement> pre = d.findElements(By.cssSelector(".tool pre.terminal"));
+      return pre.isEmpty() ? null : pre.get(0);
+    });
+    assertTrue(output.getText().contains("hello-from-the-terminal"), output.getText());
+    assertEquals("Exit code 0", browser.findElement(By.cssSelector(".tool .exit")).getText());
+    screenshot("terminal");
+  }
+
+  @Test
   void thePhoneMenuClosesWithEscapeOrATapOutsideAndLeavesTheTabOrderWhenClosed() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();

@@ -383,9 +383,10 @@ public final class DemoAgent {
     Integer code = exit.getInteger("exitCode");
     update(s, new JsonObject().put("sessionUpdate", "tool_call_update").put("toolCallId", id)
         .put("status", code != null && code == 0 ? "completed" : "failed")
-        .put("content", new JsonArray().add(new JsonObject().put("type", "content").put("content",
-            new JsonObject().put("type", "text").put("text", "```\n" + output.getString("output", "") + "```"))))
-        .put("rawOutput", new JsonObject().put("exitCode", code).put("truncated", output.getBoolean("truncated"))));
+        // The terminal stays the tool call's content (the client shows its output, as Zed does).
+        .put("content", new JsonArray().add(new JsonObject().put("type", "terminal").put("terminalId", terminal)))
+        .put("rawOutput", new JsonObject().put("exitCode", code).put("truncated", output.getBoolean("truncated"))
+            .put("output", output.getString("output", ""))));
     say(s, turn, code == null ? " The command was stopped by " + exit.getString("signal") + "."
         : " The command exited with code " + code + ".");
   }
