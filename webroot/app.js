@@ -265,6 +265,7 @@ function open(id) {
   renderPlan(t);
   renderModes(t);
   renderConfig(t);
+  renderUsage(t);
   turn(id, t.busy);
   renderThreads();
   setMenu(false);
@@ -579,6 +580,11 @@ function update(t, u, at) {
       // The agent's slash commands: offered as the person types "/".
       t.commands = u.availableCommands || [];
       break;
+    case 'usage_update':
+      // How full the agent's context window is (and what it cost, when it says).
+      t.usage = u;
+      if (t.info.threadId === state.current) renderUsage(t);
+      break;
     case 'config_option_update':
       t.config = u.configOptions || [];
       if (t.info.threadId === state.current) renderConfig(t);
@@ -644,6 +650,18 @@ function renderModes(t) {
     return o;
   }));
 }
+function renderUsage(t) {
+  const u = t?.usage;
+  const box = $('usage');
+  if (!u || typeof u.used !== 'number' || typeof u.size !== 'number' || u.size <= 0) { box.hidden = true; return; }
+  const k = (n) => (n >= 1000 ? Math.round(n / 1000) + 'k' : String(n));
+  let text = k(u.used) + ' / ' + k(u.size) + ' tokens';
+  if (u.cost && typeof u.cost.amount === 'number') text += ' · ' + u.cost.amount.toFixed(2) + ' ' + (u.cost.currency || '');
+  box.textContent = text;
+  box.title = 'How much of the agent\'s context window this session uses';
+  box.hidden = false;
+}
+
 // The agent's session settings (ACP config options: model, reasoning, ...): one selector each.
 // When one of them is the mode, it replaces the older mode selector (as ACP asks of clients).
 function renderConfig(t) {

@@ -164,6 +164,8 @@ class BrowserChatTest {
         .anyMatch(m -> m.getText().contains("Done")));
     waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed());
     assertTrue(Files.readString(gateway.workspace(t).resolve("demo-notes.md")).contains("water the plants"));
+    // The agent's context window, as it reports it (usage_update).
+    waiting().until(d -> "1k / 200k tokens".equals(d.findElement(By.id("usage")).getText()));
     // The sidebar says how many agent processes run, of how many allowed, and what they take.
     String pool = waiting().until(d -> {
       WebElement p = d.findElement(By.id("agent-pool"));

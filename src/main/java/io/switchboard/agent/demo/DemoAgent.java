@@ -58,6 +58,8 @@ public final class DemoAgent {
     volatile String tone = "friendly";
     /** Whether its slash commands were announced (at its first prompt: after session/new was answered). */
     volatile boolean commandsAnnounced;
+    /** Turns it finished, for its usage reports. */
+    int turns;
     int toolCalls;
 
     Session(String id, Path cwd) {
@@ -306,6 +308,13 @@ public final class DemoAgent {
       editNotes(s, turn, text);
     }
     plan(s, "completed", "completed", "completed");
+    usage(s);
+  }
+
+  /** What a model would report of its context window (ACP usage_update): the demo counts its turns. */
+  private void usage(Session s) {
+    s.turns++;
+    update(s, new JsonObject().put("sessionUpdate", "usage_update").put("used", 1200 * s.turns).put("size", 200_000));
   }
 
   private void editNotes(Session s, Turn turn, String text) throws Cancelled, ClientError {
