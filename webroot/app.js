@@ -346,6 +346,20 @@ async function loadAudit() {
 $('audit-open').addEventListener('click', () => showAudit(true));
 $('audit-refresh').addEventListener('click', loadAudit);
 
+// Alt+1..9 answers the current thread's waiting question with its n-th option (the oldest first):
+// no mouse, no leaving the composer.
+document.addEventListener('keydown', (ev) => {
+  if (!ev.altKey || ev.ctrlKey || ev.metaKey || !/^Digit[1-9]$/.test(ev.code) || !state.current) return;
+  const v = threadOf(state.current).view;
+  const waiting = v && [...v.cards.values()].find((c) => !c.el.classList.contains('resolved')
+    && c.section.querySelector('.options button:not(:disabled)'));
+  const button = waiting?.section.querySelectorAll('.options button')[Number(ev.code.slice(5)) - 1];
+  if (button && !button.disabled) {
+    ev.preventDefault();
+    button.click();
+  }
+});
+
 // ---- composing ----
 
 $('composer').addEventListener('submit', (ev) => {
@@ -836,9 +850,10 @@ function card(f) {
     section.append(d);
   }
   const options = el('div', 'options');
-  for (const o of f.options || []) {
+  for (const [i, o] of (f.options || []).entries()) {
     const b = el('button', o.kind, o.name);
     b.dataset.optionId = o.optionId;
+    if (i < 9) b.setAttribute('aria-keyshortcuts', 'Alt+' + (i + 1));
     // "Always" is the agent's to keep: say what it covers.
     if (o.kind === 'allow_always') b.title = 'Allow this kind of action for the rest of this session, as the agent defines it';
     if (o.kind === 'reject_always') b.title = 'Refuse this kind of action for the rest of this session';
@@ -852,7 +867,9 @@ function card(f) {
     });
     options.append(b);
   }
-  section.append(options, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
+  const n = Math.min(9, (f.options || []).length);
+  const keys = el('div', 'keys', n ? 'Keys: Alt+1' + (n > 1 ? '…Alt+' + n : '') + ', in this order' : '');
+  section.append(options, keys, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
   tc.el.append(section);
   v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
   v.agentMsg = null;

@@ -403,6 +403,20 @@ class BrowserChatTest {
   }
 
   @Test
+  void aQuestionCanBeAnsweredFromTheKeyboard() throws Exception {
+    logIn();
+    startThread();
+    say("answer me with a key");
+    WebElement card = awaitCard();
+    assertTrue(card.getText().contains("Keys: Alt+1…Alt+3"), card.getText());
+    assertEquals("Alt+3", card.findElements(By.cssSelector(".options button")).get(2).getDomAttribute("aria-keyshortcuts"));
+    // Focus stays in the composer; Alt+3 is the third option, Reject.
+    new org.openqa.selenium.interactions.Actions(browser).keyDown(Keys.ALT).sendKeys("3").keyUp(Keys.ALT).perform();
+    String verdict = verdict();
+    assertTrue(verdict.startsWith("Reject — answered by web"), verdict);
+  }
+
+  @Test
   void aCommandsOutputShowsInItsToolCall() throws Exception {
     logIn();
     startThread();
