@@ -453,13 +453,7 @@ function landAtEnd(id) {
   const v = threadOf(id).view;
   if (!v || v.scrolled) return;
   v.scrolled = true;
-  requestAnimationFrame(() => {
-    v.log.scrollTop = v.log.scrollHeight;
-    const landed = v.log.scrollTop;
-    // What is still being laid out (the last reply, the plan box) may grow the log a moment later:
-    // stay at the end unless the person has scrolled meanwhile.
-    setTimeout(() => { if (v.log.scrollTop === landed) v.log.scrollTop = v.log.scrollHeight; }, 300);
-  });
+  requestAnimationFrame(() => { v.log.scrollTop = v.log.scrollHeight; });
 }
 
 function turn(id, busy) {

@@ -99,11 +99,17 @@ public final class PluginRoom extends VerticleBase {
   };
   private static final int MAX_KNOCKS = 100;
 
+  /** The characters kept of each field of a knock: 100 knocks stay small whatever a plugin sends. */
+  private static final int KNOCK_FIELD_CHARS = 200;
+
   /** A stranger wrote: kept for the operator, who sees it in the web. */
   void knocked(JsonObject knock) {
-    String key = knock.getString("plugin") + "\u0000" + knock.getString("userId");
+    JsonObject kept = new JsonObject();
+    knock.forEach(e -> kept.put(e.getKey(), e.getValue() instanceof String s && s.length() > KNOCK_FIELD_CHARS
+        ? s.substring(0, KNOCK_FIELD_CHARS) + "…" : e.getValue()));
+    String key = kept.getString("plugin") + "\u0000" + kept.getString("userId");
     knocks.remove(key);
-    knocks.put(key, knock);
+    knocks.put(key, kept);
   }
 
   @Override

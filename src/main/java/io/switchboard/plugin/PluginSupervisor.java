@@ -320,7 +320,8 @@ final class PluginSupervisor {
    * asked); the prompt is answered {@code refusal}.
    */
   private Future<Object> stranger(Dialect.Inbound in) {
-    String who = in.senderId() == null ? "(unknown)" : in.senderId();
+    String who = in.senderId() == null ? "(unknown)"
+        : in.senderId().length() > 200 ? in.senderId().substring(0, 200) + "…" : in.senderId();
     log.warn("[{}] {} ({}) in chat {} may not prompt: not in plugins[{}].users", tag, who, in.senderName(),
         in.chatId(), spec.id());
     room.knocked(new JsonObject().put("plugin", spec.id()).put("userId", who).put("name", in.senderName())

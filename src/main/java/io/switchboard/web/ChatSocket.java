@@ -272,32 +272,29 @@ final class ChatSocket {
   }
 
   private void rename(JsonObject f) throws BadFrame {
-    String threadId = text(f, "threadId");
-    String title = text(f, "title");
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_RENAME, new JsonObject().put("threadId", threadId)
-            .put("title", title))
-        .onFailure(err -> fail(err, null, null));
+    toThread(Addresses.THREAD_RENAME, new JsonObject().put("threadId", text(f, "threadId"))
+        .put("title", text(f, "title")));
   }
 
   private void setConfig(JsonObject f) throws BadFrame {
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_SET_CONFIG, new JsonObject()
-            .put("threadId", text(f, "threadId")).put("configId", text(f, "configId")).put("value", text(f, "value")))
-        .onFailure(err -> fail(err, null, null));
+    toThread(Addresses.THREAD_SET_CONFIG, new JsonObject().put("threadId", text(f, "threadId"))
+        .put("configId", text(f, "configId")).put("value", text(f, "value")));
   }
 
   private void setMode(JsonObject f) throws BadFrame {
-    String threadId = text(f, "threadId");
-    String modeId = text(f, "modeId");
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", threadId)
-            .put("modeId", modeId))
-        .onFailure(err -> fail(err, null, null));
+    toThread(Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", text(f, "threadId"))
+        .put("modeId", text(f, "modeId")));
   }
 
   private void cancel(JsonObject f) throws BadFrame {
-    String threadId = text(f, "threadId");
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", threadId))
-        .onFailure(err -> fail(err, null, null));
+    toThread(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", text(f, "threadId")));
   }
+
+  /** A command for the thread room; only a refusal comes back to the page (the outcome reaches it as events). */
+  private void toThread(String address, JsonObject body) {
+    vertx.eventBus().<JsonObject>request(address, body).onFailure(err -> fail(err, null, null));
+  }
+
 
   private void answer(JsonObject f) throws BadFrame {
     String requestId = text(f, "requestId");

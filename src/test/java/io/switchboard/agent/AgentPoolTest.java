@@ -66,6 +66,10 @@ class AgentPoolTest {
     return gateway.roomStatus().getLong("processes");
   }
 
+  private static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+  }
+
   private Long pidOf(String t) {
     JsonObject s = gateway.agentStatus(t);
     return s == null ? null : s.getLong("pid");
@@ -80,7 +84,7 @@ class AgentPoolTest {
     String session = gateway.agentStatus(t).getString("acpSessionId");
 
     PermissionHarness.waitFor(() -> processes() == 0, "the idle agent to stop");
-    assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "its process is gone");
+    assertFalse(alive(pid), "its process is gone");
     assertEquals(null, gateway.agentStatus(t), "its session is forgotten");
     assertTrue(gateway.roomStatus().getLong("idleStops") >= 1);
 
@@ -103,13 +107,13 @@ class AgentPoolTest {
     long pidB = pidOf(b);
     turn(c, 1); // a was used least recently: it made room
     assertTrue(processes() <= 2, gateway.roomStatus().encode());
-    PermissionHarness.waitFor(() -> !ProcessHandle.of(pidA).map(ProcessHandle::isAlive).orElse(false),
+    PermissionHarness.waitFor(() -> !alive(pidA),
         "a's agent to be stopped");
-    assertTrue(ProcessHandle.of(pidB).map(ProcessHandle::isAlive).orElse(false), "b's agent runs on");
+    assertTrue(alive(pidB), "b's agent runs on");
     assertEquals(1, gateway.roomStatus().getLong("evictions"));
 
     turn(a, 2); // now b is the least recently used
-    PermissionHarness.waitFor(() -> !ProcessHandle.of(pidB).map(ProcessHandle::isAlive).orElse(false),
+    PermissionHarness.waitFor(() -> !alive(pidB),
         "b's agent to be stopped");
     assertTrue(processes() <= 2);
     for (String t : List.of(a, b, c)) {
@@ -134,7 +138,7 @@ class AgentPoolTest {
     gateway.cancel(b);
     assertEquals("cancelled", gateway.awaitTurnEnd(b, 1), gateway.summary(b));
     assertEquals(0, gateway.roomStatus().getInteger("queuedPrompts"));
-    assertTrue(ProcessHandle.of(pidA).map(ProcessHandle::isAlive).orElse(false), "a's agent was not stopped");
+    assertTrue(alive(pidA), "a's agent was not stopped");
 
     // Waiting again; a's turn ends, so its agent is idle and makes room.
     gateway.prompt(b, "wait again");
