@@ -2,6 +2,7 @@ package io.switchboard;
 
 import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
+import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.metrics.MetricsRoom;
 import io.switchboard.permission.PermissionRoom;
@@ -56,11 +57,8 @@ public final class Gateway {
 
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
-    web = new WebRoom(settings, version, tuning.outboxStuckMs());
-    // Both limits come from the heap. Agents are held a tenth under the permission room's own limit,
-    // so it rarely has to refuse a question (docs/architecture.md).
-    int maxPending = PermissionRoom.defaultMaxPending();
-    int maxQuestions = maxPending - maxPending / 10;
+    Limits limits = Limits.ofThisJvm();
+    web = new WebRoom(settings, limits, version, tuning.outboxStuckMs());
     // A gateway killed with SIGKILL could not stop what it started: its leftovers die before anything starts.
     String owner = ProcessTree.ownerOf(settings.dataDir());
     return vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false)
@@ -70,10 +68,11 @@ public final class Gateway {
           }
         })
         .transform(x -> deploy(new StoreRoom(settings.databaseFile())))
-        .compose(v -> deploy(new PermissionRoom(maxPending)))
+        .compose(v -> deploy(new PermissionRoom(limits)))
         .compose(v -> deploy(new ThreadRoom(settings)))
-        .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, maxQuestions)))
-        .compose(v -> deploy(new PluginRoom(settings, version, tuning.plugins())))
+        .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
+            limits.agentQuestions(), io.switchboard.process.Sandbox::probe)))
+        .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))
         .compose(v -> deploy(new MetricsRoom()))
         .compose(v -> deploy(web))
         .compose(v -> vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()))

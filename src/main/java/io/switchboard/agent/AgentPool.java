@@ -1,6 +1,7 @@
 package io.switchboard.agent;
 
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.process.Sandbox;
 import io.vertx.core.Context;
@@ -59,6 +60,7 @@ final class AgentPool {
 
   private final Context context;
   private final Settings.AgentProcesses limits;
+  private final Limits memoryLimits;
   private final String owner;
   private final Path dataDir;
   private final Supplier<String> generationIds;
@@ -78,8 +80,10 @@ final class AgentPool {
   private long sweepTimer = -1;
   private boolean stopping;
 
-  AgentPool(Context context, Settings settings, String owner, Supplier<String> generationIds, long startTimeoutMs) {
+  AgentPool(Context context, Settings settings, Limits memoryLimits, String owner, Supplier<String> generationIds,
+            long startTimeoutMs) {
     this.context = context;
+    this.memoryLimits = memoryLimits;
     this.limits = settings.agentProcesses();
     this.owner = owner;
     this.dataDir = settings.dataDir();
@@ -141,7 +145,7 @@ final class AgentPool {
 
   private Future<AgentProcess> start(AgentSession session, boolean shared) {
     AgentSpec spec = session.spec();
-    AgentProcess p = new AgentProcess(context, spec, generationIds.get(), shared);
+    AgentProcess p = new AgentProcess(context, spec, generationIds.get(), shared, memoryLimits);
     running.add(p);
     lastUsed.put(p, System.currentTimeMillis());
     p.onExit(() -> release(p));

@@ -1,6 +1,7 @@
 package io.switchboard.agent;
 
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Limits;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.LineChannel;
@@ -38,6 +39,7 @@ final class AgentProcess {
   final boolean shared;
   final String tag;
   private final Context context;
+  private final Limits limits;
   StdioProcess process;
   JsonRpcPeer peer;
   JsonObject capabilities = new JsonObject();
@@ -58,8 +60,9 @@ final class AgentProcess {
   private final Set<String> open = new HashSet<>();
   private final List<Runnable> exitListeners = new ArrayList<>();
 
-  AgentProcess(Context context, AgentSpec spec, String generation, boolean shared) {
+  AgentProcess(Context context, AgentSpec spec, String generation, boolean shared, Limits limits) {
     this.context = context;
+    this.limits = limits;
     this.spec = spec;
     this.generation = generation;
     this.shared = shared;
@@ -98,11 +101,11 @@ final class AgentProcess {
       }
     });
     LineChannel.Listener lines = peer.listener(bytes -> {
-      log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES);
+      log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, limits.lineBytes());
       new ArrayList<>(attached).forEach(s -> s.lineDropped(bytes));
     });
     Future<Void> started = context.owner().executeBlocking(() -> StdioProcess.spawn(context, argv.call(), spec.env(),
-        cwd, tag, owner, new LineChannel.Listener() {
+        cwd, tag, owner, limits, new LineChannel.Listener() {
           @Override
           public void line(String line) {
             lineBytes = line.length();

@@ -4,6 +4,7 @@ import io.switchboard.agent.demo.DemoAgent;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.process.ProcessTree;
 import io.switchboard.process.Sandbox;
@@ -43,6 +44,7 @@ public final class AgentRoom extends VerticleBase {
   /** Why bwrap cannot run here (null: it can), found at start. */
   private String sandboxProblem;
   private final String owner;
+  private final Limits limits;
 
   /** How many turns began and ended, across threads (read by /metrics). */
   static final class Turns {
@@ -57,21 +59,20 @@ public final class AgentRoom extends VerticleBase {
 
   /** {@code maxQuestions}: the permission questions its agents may have open at once, in all. */
   public AgentRoom(Settings settings, Timings timings, int maxQuestions) {
-    this(settings, timings, maxQuestions, Sandbox::probe);
+    this(settings, timings, Limits.ofThisJvm(), maxQuestions, Sandbox::probe);
   }
 
-  /** {@code sandboxProbe}: why agents cannot be sandboxed here (null: they can); blocking. */
-  public AgentRoom(Settings settings, Timings timings, int maxQuestions,
+  /**
+   * {@code limits}: the memory bounds its agents are held to; {@code sandboxProbe}: why agents
+   * cannot be sandboxed here (null: they can); blocking.
+   */
+  public AgentRoom(Settings settings, Timings timings, Limits limits, int maxQuestions,
                    java.util.concurrent.Callable<String> sandboxProbe) {
-    this(settings, timings, new Backlog(maxQuestions), sandboxProbe);
-  }
-
-  private AgentRoom(Settings settings, Timings timings, Backlog backlog,
-                    java.util.concurrent.Callable<String> sandboxProbe) {
     this.sandboxProbe = sandboxProbe;
     this.settings = settings;
     this.timings = timings;
-    this.backlog = backlog;
+    this.limits = limits;
+    this.backlog = new Backlog(maxQuestions, limits.terminalsBytes());
     this.owner = ProcessTree.ownerOf(settings.dataDir());
   }
 
@@ -80,9 +81,9 @@ public final class AgentRoom extends VerticleBase {
     // Whether agents can be sandboxed here is decided once, and said: never a silent fallback.
     return vertx.<String>executeBlocking(sandboxProbe, false).onSuccess(problem -> {
       sandboxProblem = problem;
-      pool = new AgentPool(context, settings, owner, () -> deploymentID() + "/" + (++generations),
+      pool = new AgentPool(context, settings, limits, owner, () -> deploymentID() + "/" + (++generations),
           timings.startTimeoutMs());
-      shared = new AgentSession.Shared(timings, turns, backlog, pool, owner, settings.dataDir(), problem);
+      shared = new AgentSession.Shared(timings, limits, turns, backlog, pool, owner, settings.dataDir(), problem);
       boolean wanted = settings.agents().stream().anyMatch(a -> a.sandbox() != Sandbox.Mode.NONE);
       if (problem == null) {
         log.info("agents run in a bubblewrap sandbox (unless an agent's \"sandbox\" is \"none\")");

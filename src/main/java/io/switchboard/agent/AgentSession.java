@@ -4,6 +4,7 @@ import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Limits;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.StdioProcess;
@@ -37,8 +38,6 @@ final class AgentSession {
   static final int PROTOCOL_VERSION = 1;
   static final int MAX_QUEUED = 16;
   private static final int TOOL_CALLS_KEPT = 256;
-  /** The bytes of tool-call updates a session keeps: 4 MiB, or a 256th of the heap if less (256 KiB at 64 MiB). */
-  static final long TOOL_CALL_BYTES = Math.min(4L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 256);
 
   private enum State { STOPPED, STARTING, READY }
 
@@ -68,7 +67,7 @@ final class AgentSession {
   /**
    * What the agent said of its recent tool calls (merged updates), to show with a permission request
    * that only names one. Least recently used first; bounded by count and by the bytes of the lines
-   * they came in ({@link #TOOL_CALL_BYTES}): a tool call holds whole diffs.
+   * they came in ({@link Limits#toolCallBytes()}): a tool call holds whole diffs.
    */
   private final Map<String, JsonObject> toolCalls = new LinkedHashMap<>(64, 0.75f, true);
   private final Map<String, Long> toolCallBytes = new java.util.HashMap<>();
@@ -103,6 +102,7 @@ final class AgentSession {
   private final AgentRoom.Timings timings;
   private final AgentRoom.Turns turns;
   private final Backlog backlog;
+  private final Limits limits;
   private final AgentPool pool;
   /** The gateway's process mark (ProcessTree): whatever the agent starts carries it. */
   private final String owner;
@@ -117,7 +117,8 @@ final class AgentSession {
    * pool of agent processes, the gateway's process mark, the data directory the sandbox hides,
    * and why the sandbox cannot run here (null when it can).
    */
-  record Shared(AgentRoom.Timings timings, AgentRoom.Turns turns, Backlog backlog, AgentPool pool, String owner,
+  record Shared(AgentRoom.Timings timings, Limits limits, AgentRoom.Turns turns, Backlog backlog, AgentPool pool,
+                String owner,
                 Path dataDir, String sandboxProblem) {}
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
@@ -129,12 +130,13 @@ final class AgentSession {
     this.timings = shared.timings();
     this.turns = shared.turns();
     this.backlog = shared.backlog();
+    this.limits = shared.limits();
     this.context = context;
     this.bus = context.owner().eventBus();
     this.spec = spec;
     this.argv = argv;
     this.threadId = threadId;
-    this.workspace = new Workspace(workspace);
+    this.workspace = new Workspace(workspace, limits.fileReadBytes());
     this.files = new BlockingLane(context.owner(), 1);
     this.acpSessionId = acpSessionId;
     this.tag = "agent " + spec.id() + " of " + threadId;
@@ -366,7 +368,7 @@ final class AgentSession {
     }
     current = p;
     p.attach(this);
-    terminals = new Terminals(context, workspace, tag, owner, backlog, this::confined)
+    terminals = new Terminals(context, workspace, tag, owner, backlog, limits.terminalBytes(), this::confined)
         .onExit(done -> emit(done.put("kind", "terminal_output")));
     if (acpSessionId != null && p.isOpen(acpSessionId)) {
       p.bind(acpSessionId, this); // a shared process that still has it: nothing to load
@@ -425,7 +427,7 @@ final class AgentSession {
 
   /** A line the agent sent over the limit was dropped: said in the thread. */
   void lineDropped(long bytes) {
-    emit(error("The agent sent a message of " + bytes + " bytes, over the " + (StdioProcess.MAX_LINE_BYTES >> 20)
+    emit(error("The agent sent a message of " + bytes + " bytes, over the " + (limits.lineBytes() >> 20)
         + " MiB limit; it was dropped."));
   }
 
@@ -822,7 +824,7 @@ final class AgentSession {
   /** Drops the least recently used tool calls (never {@code keep}) while over the count or the bytes. */
   private void forgetOldToolCalls(String keep) {
     var eldest = toolCalls.keySet().iterator();
-    while ((toolCalls.size() > TOOL_CALLS_KEPT || toolCallBytesKept > TOOL_CALL_BYTES) && eldest.hasNext()) {
+    while ((toolCalls.size() > TOOL_CALLS_KEPT || toolCallBytesKept > limits.toolCallBytes()) && eldest.hasNext()) {
       String id = eldest.next();
       if (id.equals(keep)) {
         continue;

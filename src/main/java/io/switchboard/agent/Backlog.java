@@ -20,13 +20,9 @@ final class Backlog {
   private long bytes;
   private int asked;
   private final List<StdioProcess> paused = new ArrayList<>();
-  /** Terminal output the room's terminals may keep, in all: an eighth of the heap. */
+  /** Terminal output the room's terminals may keep, in all ({@code Limits#terminalsBytes}). */
   private final long terminalBudget;
   private long terminalReserved;
-
-  Backlog(int maxAsked) {
-    this(maxAsked, Runtime.getRuntime().maxMemory() / 8);
-  }
 
   Backlog(int maxAsked, long terminalBudget) {
     this.maxAsked = maxAsked;

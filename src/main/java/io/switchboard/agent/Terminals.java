@@ -28,13 +28,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class Terminals {
   static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
-  /** What one terminal may keep: 16 MiB, or a sixteenth of the heap if that is less (4 MiB at 64 MiB). */
-  static final int MAX_OUTPUT_LIMIT = (int) Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
   /** Below this, a terminal is refused rather than kept almost blind. */
   static final int MIN_OUTPUT_LIMIT = 4 * 1024;
   static final int MAX_TERMINALS = 32;
 
   private final Context context;
+  private final int maxOutputBytes;
   private final Workspace workspace;
   private final String name;
   private final String owner;
@@ -62,8 +61,10 @@ final class Terminals {
     return this;
   }
 
-  Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog,
+  /** {@code maxOutputBytes}: what one terminal may keep, whatever the agent asks ({@code Limits#terminalBytes}). */
+  Terminals(Context context, Workspace workspace, String name, String owner, Backlog backlog, int maxOutputBytes,
             java.util.function.BiFunction<List<String>, Path, List<String>> confine) {
+    this.maxOutputBytes = maxOutputBytes;
     this.backlog = backlog;
     this.confine = confine;
     this.context = context;
@@ -147,8 +148,8 @@ final class Terminals {
       env.put(key, value);
     }
     Object limitValue = p.getValue("outputByteLimit");
-    int wanted = limitValue instanceof Number n ? (int) Math.min(Math.max(0, n.longValue()), MAX_OUTPUT_LIMIT)
-        : Math.min(DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT);
+    int wanted = limitValue instanceof Number n ? (int) Math.min(Math.max(0, n.longValue()), maxOutputBytes)
+        : Math.min(DEFAULT_OUTPUT_LIMIT, maxOutputBytes);
     int limit = wanted == 0 ? 0 : backlog.reserveTerminalOutput(wanted, MIN_OUTPUT_LIMIT);
     if (wanted > 0 && limit == 0) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the gateway already keeps as much "

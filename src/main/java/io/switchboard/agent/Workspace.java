@@ -30,14 +30,15 @@ import java.util.Set;
  */
 final class Workspace {
   /**
-   * Files larger than this are not sent to an agent in one response: 16 MiB, or a sixteenth of the
-   * heap if that is less (4 MiB at 64 MiB), since a read is held several times over while encoded.
+   * Files larger than this are not sent to an agent in one response ({@code Limits#fileReadBytes}):
+   * a read is held several times over while encoded.
    */
-  static final long MAX_READ_BYTES = Math.min(16L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
+  private final long maxReadBytes;
 
   private final Path root;
 
-  Workspace(Path root) {
+  Workspace(Path root, long maxReadBytes) {
+    this.maxReadBytes = maxReadBytes;
     this.root = root.toAbsolutePath().normalize();
   }
 
@@ -132,14 +133,14 @@ final class Workspace {
     return from >= lines.size() ? "" : String.join("\n", lines.subList(from, to));
   }
 
-  /** Reads the whole channel, refusing more than {@link #MAX_READ_BYTES} (whatever the size said). */
-  private static byte[] readAtMost(SeekableByteChannel in, Object path) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(in.size(), MAX_READ_BYTES) + 1);
+  /** Reads the whole channel, refusing more than {@link #maxReadBytes} (whatever the size said). */
+  private byte[] readAtMost(SeekableByteChannel in, Object path) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(in.size(), maxReadBytes) + 1);
     ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
     while (in.read(buffer) >= 0) {
-      if (out.size() + buffer.position() > MAX_READ_BYTES) {
+      if (out.size() + buffer.position() > maxReadBytes) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "file " + path + " is larger than "
-            + (MAX_READ_BYTES >> 10) + " KiB, the most this gateway reads at once (it is sized from the heap); "
+            + (maxReadBytes >> 10) + " KiB, the most this gateway reads at once (it is sized from the heap); "
             + "read it in parts with line and limit");
       }
       out.write(buffer.array(), 0, buffer.position());

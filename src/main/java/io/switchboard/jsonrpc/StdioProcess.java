@@ -1,5 +1,6 @@
 package io.switchboard.jsonrpc;
 
+import io.switchboard.config.Limits;
 import io.switchboard.process.ProcessTree;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -26,10 +27,6 @@ public final class StdioProcess {
   /** stderr lines of one process logged per minute (the rest counted), and the characters logged of each. */
   static final int STDERR_LOG_LINES_PER_MINUTE = 200;
   static final int STDERR_LOG_CHARS = 2_000;
-  /** The longest line read from a child: 8 MiB, or a sixteenth of the heap if less (4 MiB at 64 MiB). */
-  public static final int MAX_LINE_BYTES = (int) Math.min(8L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 16);
-  /** What may wait to be written to one child: 64 MiB, or an eighth of the heap if less (8 MiB at 64 MiB). */
-  public static final long MAX_QUEUED_BYTES = Math.min(64L * 1024 * 1024, Runtime.getRuntime().maxMemory() / 8);
   private static final int STDERR_LINES_KEPT = 12;
   private static final int STDERR_LINE_CHARS = 300;
 
@@ -46,13 +43,14 @@ public final class StdioProcess {
   private Future<Integer> stopped;
   private List<ProcessHandle> knownTree = List.of();
 
-  private StdioProcess(Context context, Process process, String tree, String tag, LineChannel.Listener listener) {
+  private StdioProcess(Context context, Process process, String tree, String tag, Limits limits,
+                       LineChannel.Listener listener) {
     this.context = context;
     this.process = process;
     this.tree = tree;
     this.tag = tag;
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
-        MAX_LINE_BYTES, MAX_QUEUED_BYTES, listener);
+        limits.lineBytes(), limits.processQueueBytes(), listener);
     io.switchboard.logging.LogBudget stderrLog = new io.switchboard.logging.LogBudget(STDERR_LOG_LINES_PER_MINUTE);
     this.stderrEnd = LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> {
       if (stderrLog.take(log, tag, "stderr lines")) {
@@ -77,17 +75,18 @@ public final class StdioProcess {
 
   /**
    * Spawns the process (blocking: call on a worker thread), marked as {@code owner}'s with a tree
-   * mark of its own, so that whatever it starts can be found and killed when it ends.
+   * mark of its own, so that whatever it starts can be found and killed when it ends. Its lines and
+   * its write queue are bounded by {@code limits}.
    */
   public static StdioProcess spawn(Context context, List<String> argv, Map<String, String> env, Path cwd, String tag,
-                                   String owner, LineChannel.Listener listener) throws IOException {
+                                   String owner, Limits limits, LineChannel.Listener listener) throws IOException {
     ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
     pb.environment().putAll(env);
     String tree = ProcessTree.newMark();
     ProcessTree.mark(pb.environment(), owner, tree);
     Process process = pb.start();
     log.info("[{}] started pid {}: {}", tag, process.pid(), argv);
-    return new StdioProcess(context, process, tree, tag, listener);
+    return new StdioProcess(context, process, tree, tag, limits, listener);
   }
 
   public Future<Void> write(String line) {

@@ -2,6 +2,7 @@ package io.switchboard.permission;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.Limits;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -46,20 +47,15 @@ public final class PermissionRoom extends VerticleBase {
   public static final String NOT_RECORDED = "not-recorded";
 
   /**
-   * Pending requests the room holds at most: each takes about 5 KiB of heap in the rooms it passes
-   * through, so by default one per 20 KiB of heap (3,276 with -Xmx64m), and never fewer than 100.
-   * One more is recorded in the ledger and cancelled at once, never shown: an agent that asks
-   * thousands of questions at a time cannot take the gateway down with it.
+   * Pending requests the room holds at most ({@code Limits#pendingRequests}: one per 20 KiB of heap,
+   * 3,276 with -Xmx64m). One more is recorded in the ledger and cancelled at once, never shown: an
+   * agent that asks thousands of questions at a time cannot take the gateway down with it.
    */
-  public static int defaultMaxPending() {
-    return (int) Math.min(Integer.MAX_VALUE, Math.max(100, Runtime.getRuntime().maxMemory() / (20 * 1024)));
-  }
-
   private final int maxPending;
   /**
-   * What the pending requests' tool calls and options may take in all, in encoded bytes: a quarter
-   * of the heap. The count above assumes small requests; a request holds its whole tool call (a
-   * diff, a file's content), so a few large ones are bounded by size instead.
+   * What the pending requests' tool calls and options may take in all, in encoded bytes
+   * ({@code Limits#pendingBytes}). The count above assumes small requests; a request holds its whole
+   * tool call (a diff, a file's content), so a few large ones are bounded by size instead.
    */
   private final long maxPendingBytes;
   private long pendingBytes;
@@ -94,11 +90,15 @@ public final class PermissionRoom extends VerticleBase {
   private boolean closing;
 
   public PermissionRoom() {
-    this(defaultMaxPending());
+    this(Limits.ofThisJvm());
+  }
+
+  public PermissionRoom(Limits limits) {
+    this(limits.pendingRequests(), limits.pendingBytes());
   }
 
   public PermissionRoom(int maxPending) {
-    this(maxPending, Runtime.getRuntime().maxMemory() / 4);
+    this(maxPending, Limits.ofThisJvm().pendingBytes());
   }
 
   public PermissionRoom(int maxPending, long maxPendingBytes) {

@@ -2,6 +2,7 @@ package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AccessToken;
+import io.switchboard.config.Limits;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
@@ -40,13 +41,15 @@ public final class PluginRoom extends VerticleBase {
   }
 
   private final Settings settings;
+  private final Limits limits;
   private final String version;
   private final Timings timings;
   private final Map<String, PluginSupervisor> plugins = new LinkedHashMap<>();
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
 
-  public PluginRoom(Settings settings, String version, Timings timings) {
+  public PluginRoom(Settings settings, Limits limits, String version, Timings timings) {
     this.settings = settings;
+    this.limits = limits;
     this.version = version;
     this.timings = timings;
   }
@@ -55,7 +58,7 @@ public final class PluginRoom extends VerticleBase {
   public Future<?> start() {
     var bus = vertx.eventBus();
     for (PluginSpec spec : settings.plugins()) {
-      plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, version, timings));
+      plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, limits, version, timings));
     }
     return bus.<JsonObject>request(Addresses.THREAD_LIST, new JsonObject()).map(reply -> {
       // Routes survive restarts: a chat stays with the newest thread it is attached to.

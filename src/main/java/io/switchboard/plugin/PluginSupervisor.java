@@ -2,6 +2,7 @@ package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.Limits;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.jsonrpc.JsonRpcError;
@@ -34,8 +35,6 @@ import org.slf4j.LoggerFactory;
 final class PluginSupervisor {
   private static final Logger log = LoggerFactory.getLogger(PluginSupervisor.class);
   private static final int DELIVERY_BATCH = 100;
-  /** The most of a turn's text kept for its durable final reply: 1 MiB of characters, or a 64th of the heap. */
-  static final int MAX_REPLY_CHARS = (int) Math.min(1024 * 1024, Runtime.getRuntime().maxMemory() / 64);
   static final String REPLY_CUT = "\n\n[… the rest of this reply is too long for the chat; it is in the web chat]";
   private static final String HELP = "Commands: /new starts a new conversation, /stop stops the agent's current "
       + "turn, /status shows this chat's thread and agent, /help shows this text.";
@@ -93,10 +92,15 @@ final class PluginSupervisor {
       });
   private long redeliveries;
   private boolean deliverAgain;
+  private final Limits limits;
+  /** The most of a turn's text kept for its durable final reply ({@code Limits#replyChars}). */
+  private final int maxReplyChars;
 
-  PluginSupervisor(PluginRoom room, Context context, PluginSpec spec, Settings settings, String version,
-                   PluginRoom.Timings timings) {
+  PluginSupervisor(PluginRoom room, Context context, PluginSpec spec, Settings settings, Limits limits,
+                   String version, PluginRoom.Timings timings) {
     this.room = room;
+    this.limits = limits;
+    this.maxReplyChars = limits.replyChars();
     this.context = context;
     this.bus = context.owner().eventBus();
     this.spec = spec;
@@ -158,8 +162,8 @@ final class PluginSupervisor {
       env.put(dialect.envStateDir(), stateDir.toString());
       Path cwd = spec.cwd() == null ? stateDir : Path.of(spec.cwd());
       return StdioProcess.spawn(context, spec.command(), env, cwd, tag, ProcessTree.ownerOf(settings.dataDir()),
-          g.peer.listener(bytes ->
-          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, StdioProcess.MAX_LINE_BYTES)));
+          limits, g.peer.listener(bytes ->
+          log.warn("[{}] dropped a line of {} bytes (limit {})", tag, bytes, limits.lineBytes())));
     }, false).onSuccess(process -> {
       g.process = process;
       gen = g;
@@ -447,10 +451,10 @@ final class PluginSupervisor {
           // Agent output is read leniently: a content or text of another type adds nothing.
           Object text = Dialect.object(update, "content").getValue("text");
           StringBuilder reply = turnText.computeIfAbsent(threadId, t -> new StringBuilder());
-          if (text instanceof String s && reply.length() < MAX_REPLY_CHARS) {
+          if (text instanceof String s && reply.length() < maxReplyChars) {
             // Bounded: an agent that talks without end costs the chat's final reply, not the heap.
-            reply.append(s, 0, Math.min(s.length(), MAX_REPLY_CHARS - reply.length()));
-            if (reply.length() == MAX_REPLY_CHARS) {
+            reply.append(s, 0, Math.min(s.length(), maxReplyChars - reply.length()));
+            if (reply.length() == maxReplyChars) {
               reply.append(REPLY_CUT);
             }
           }

@@ -28,7 +28,6 @@ import org.slf4j.LoggerFactory;
 final class ChatSocket {
   private static final Logger log = LoggerFactory.getLogger(ChatSocket.class);
   static final int MAX_FRAME_BYTES = 1024 * 1024;
-  static final int MAX_QUEUED_BYTES = 4 * 1024 * 1024;
   static final int REPLAY_LIMIT = 1000;
 
   private final WebRoom room;
@@ -405,7 +404,7 @@ final class ChatSocket {
       return;
     }
     queue.add(text);
-    if (queuedBytes > MAX_QUEUED_BYTES) {
+    if (queuedBytes > room.socketQueueBytes()) {
       closeSlow();
     }
   }

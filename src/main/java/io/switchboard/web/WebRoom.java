@@ -4,6 +4,7 @@ import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AccessToken;
+import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -77,7 +78,9 @@ public final class WebRoom extends VerticleBase {
   private String encodedKey;
   private long queuedBytes;
   /** An eighth of the heap, at most 64 MiB: what frames waiting for slow readers may take in all. */
-  private final long queueBudget = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 8);
+  /** What may wait to be sent to all sockets together ({@code Limits#socketsQueueBytes}). */
+  private final long queueBudget;
+  private final Limits limits;
   private String encodedText;
   /** Client address -> failed logins in the current minute (and when that minute began). */
   private final Map<String, long[]> loginFailures = new LinkedHashMap<>(16, 0.75f, true) {
@@ -89,8 +92,10 @@ public final class WebRoom extends VerticleBase {
   /** The names this server answers to (Host header): anything else is refused, against DNS rebinding. */
   private Set<String> allowedHosts;
 
-  public WebRoom(Settings settings, String version, long outboxStuckMs) {
+  public WebRoom(Settings settings, Limits limits, String version, long outboxStuckMs) {
     this.settings = settings;
+    this.limits = limits;
+    this.queueBudget = limits.socketsQueueBytes();
     this.version = version;
     this.outboxStuckMs = outboxStuckMs;
   }
@@ -177,6 +182,11 @@ public final class WebRoom extends VerticleBase {
   }
 
   /** The port actually bound (the configured one, or the free one picked for port 0). */
+  /** What may wait to be sent to one socket before it is closed as too slow ({@code Limits#socketQueueBytes}). */
+  int socketQueueBytes() {
+    return limits.socketQueueBytes();
+  }
+
   public int boundPort() {
     return server.actualPort();
   }

@@ -235,7 +235,7 @@ class BadAgentTest {
     gateway.prompt(t, "go");
     // 20 announced tool calls of 300 KB each: more than a session keeps, so the oldest is forgotten.
     JsonObject first = gateway.awaitCard(t, 1);
-    assertTrue(20L * 300 * 1024 > AgentSession.TOOL_CALL_BYTES, "the test must go over the budget");
+    assertTrue(20L * 300 * 1024 > io.switchboard.config.Limits.ofThisJvm().toolCallBytes(), "the test must go over the budget");
     assertEquals(null, first.getJsonObject("toolCall").getString("title"), "the oldest was forgotten");
     gateway.answer(first.getString("requestId"), "allow");
     JsonObject last = gateway.awaitCard(t, 2);

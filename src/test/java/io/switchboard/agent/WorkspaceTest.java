@@ -21,7 +21,7 @@ class WorkspaceTest {
 
   @Test
   void pathsInsideResolveAndEscapesAreRefused() throws Exception {
-    Workspace ws = new Workspace(dir.resolve("ws"));
+    Workspace ws = new Workspace(dir.resolve("ws"), 1 << 20);
     Path real = ws.create();
     assertEquals(real.resolve("a/b.txt"), ws.resolve(real + "/a/b.txt"));
     assertEquals(real.resolve("rel.txt"), ws.resolve("rel.txt"));
@@ -40,7 +40,7 @@ class WorkspaceTest {
 
   @Test
   void readsByLineAndLimitWritesCreateFolders() throws Exception {
-    Workspace ws = new Workspace(dir.resolve("ws"));
+    Workspace ws = new Workspace(dir.resolve("ws"), 1 << 20);
     Path real = ws.create();
     ws.write(real + "/deep/er/f.txt", "one\ntwo\nthree\nfour");
     assertEquals("one\ntwo\nthree\nfour", ws.read(real + "/deep/er/f.txt", null, null));
@@ -54,7 +54,7 @@ class WorkspaceTest {
 
   @Test
   void aNamedPipeOrADeviceIsRefusedAtOnceNotReadForEver() throws Exception {
-    Workspace ws = new Workspace(dir.resolve("ws"));
+    Workspace ws = new Workspace(dir.resolve("ws"), 1 << 20);
     Path real = ws.create();
     assertEquals(0, new ProcessBuilder("mkfifo", real.resolve("pipe").toString()).start().waitFor());
     // Nobody writes to the pipe: opening it to read would block until someone did.
@@ -66,7 +66,7 @@ class WorkspaceTest {
 
   @Test
   void aFolderSwappedForALinkWhileWritingNeverTakesAWriteOutside() throws Exception {
-    Workspace ws = new Workspace(dir.resolve("ws"));
+    Workspace ws = new Workspace(dir.resolve("ws"), 1 << 20);
     Path real = ws.create();
     Path outside = Files.createDirectories(dir.resolve("outside"));
     Path sub = real.resolve("sub");

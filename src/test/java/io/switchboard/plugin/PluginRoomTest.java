@@ -442,7 +442,7 @@ class PluginRoomTest {
     // The writes back up on the pipe of the plugin that stopped reading.
     waitFor(() -> status().getLong("queuedBytes") > 0, "writes to queue up");
     long queued = status().getLong("queuedBytes");
-    assertTrue(queued <= io.switchboard.jsonrpc.StdioProcess.MAX_QUEUED_BYTES, "bounded: " + queued);
+    assertTrue(queued <= io.switchboard.config.Limits.ofThisJvm().processQueueBytes(), "bounded: " + queued);
     HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
         URI.create(gateway.url("/healthz"))).build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(200, health.statusCode());

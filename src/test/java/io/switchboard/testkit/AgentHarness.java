@@ -67,7 +67,7 @@ public final class AgentHarness implements AutoCloseable {
     deployments.push(await(vertx.deployVerticle(new PermissionRoom())));
     deployments.push(await(vertx.deployVerticle(new ThreadRoom(settings))));
     deployments.push(await(vertx.deployVerticle(sandboxProblem == null ? new AgentRoom(settings, timings, maxQuestions)
-        : new AgentRoom(settings, timings, maxQuestions, () -> sandboxProblem))));
+        : new AgentRoom(settings, timings, io.switchboard.config.Limits.ofThisJvm(), maxQuestions, () -> sandboxProblem))));
     await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
     return this;
   }

@@ -60,7 +60,7 @@ public final class PermissionHarness implements AutoCloseable {
   }
 
   public void startPermissionRoom() {
-    startPermissionRoom(PermissionRoom.defaultMaxPending());
+    startPermissionRoom(io.switchboard.config.Limits.ofThisJvm().pendingRequests());
   }
 
   /** Starts the permission room holding at most {@code maxPending} requests. */
@@ -76,7 +76,7 @@ public final class PermissionHarness implements AutoCloseable {
 
   /** A crash and a start: what a gateway restart does to the permission room. */
   public void restartPermissionRoom() {
-    restartPermissionRoom(PermissionRoom.defaultMaxPending());
+    restartPermissionRoom(io.switchboard.config.Limits.ofThisJvm().pendingRequests());
   }
 
   public void restartPermissionRoom(int maxPending) {
