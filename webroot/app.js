@@ -40,6 +40,8 @@ const state = {
   current: null,
   pendingThread: null,  // clientRef of a new_thread we wait for
   unsent: [],           // prompts typed while disconnected: { frame, shown }
+  attachments: [],      // images for the next message: { mimeType, data, preview, name }
+  agentImages: {},      // agentId -> whether it takes images (from its threads' prompt_capabilities)
 };
 
 // ---- login ----
@@ -262,10 +264,13 @@ function open(id) {
   $('thread-title').textContent = t.info.title || 'New thread';
   $('input').disabled = false;
   $('send').disabled = false;
+  $('attach').disabled = false;
   renderPlan(t);
   renderModes(t);
   renderConfig(t);
   renderUsage(t);
+  clearAttachments();
+  renderAttach();
   turn(id, t.busy);
   renderThreads();
   setMenu(false);
@@ -362,11 +367,103 @@ document.addEventListener('keydown', (ev) => {
 
 // ---- composing ----
 
+// Images: attached with the button, pasted or dropped; scaled down in the page when too large for a
+// message (the gateway takes 700 KB an image), each with a small preview the transcript keeps.
+const MAX_IMAGES = 4;
+const MAX_IMAGE_BYTES = 700 * 1024;
+
+function renderAttach() {
+  const t = state.current && threadOf(state.current);
+  const takes = t ? (t.images ?? state.agentImages[t.info.agent]) : undefined;
+  // Hidden only where the agent said it takes none; before its first start nobody knows.
+  $('attach').hidden = takes === false;
+  const box = $('attachments');
+  box.hidden = state.attachments.length === 0;
+  box.replaceChildren(...state.attachments.map((a, i) => {
+    const item = el('span', 'attachment');
+    const img = el('img');
+    img.src = a.preview;
+    img.alt = a.name;
+    const remove = el('button', 'remove', '×');
+    remove.type = 'button';
+    remove.setAttribute('aria-label', 'Remove ' + a.name);
+    remove.addEventListener('click', () => { state.attachments.splice(i, 1); renderAttach(); $('input').focus(); });
+    item.append(img, remove);
+    return item;
+  }));
+}
+
+function clearAttachments() {
+  state.attachments = [];
+  renderAttach();
+}
+
+// From a data: URL (the page's policy allows images from data:, not blob:).
+const loadImage = (url) => new Promise((resolve, reject) => {
+  const img = new Image();
+  img.onload = () => resolve(img);
+  img.onerror = () => reject(new Error('not an image the browser can read'));
+  img.src = url;
+});
+const readAsDataUrl = (file) => new Promise((resolve, reject) => {
+  const r = new FileReader();
+  r.onload = () => resolve(r.result);
+  r.onerror = () => reject(new Error('could not be read'));
+  r.readAsDataURL(file);
+});
+
+// The image drawn at most `side` pixels on its longer side, as a data: URL of `type`.
+function drawn(img, side, type, quality) {
+  const scale = Math.min(1, side / Math.max(img.naturalWidth, img.naturalHeight));
+  const c = document.createElement('canvas');
+  c.width = Math.max(1, Math.round(img.naturalWidth * scale));
+  c.height = Math.max(1, Math.round(img.naturalHeight * scale));
+  c.getContext('2d').drawImage(img, 0, 0, c.width, c.height);
+  return c.toDataURL(type, quality);
+}
+
+const base64Bytes = (dataUrl) => Math.floor((dataUrl.length - dataUrl.indexOf(',') - 1) * 3 / 4);
+
+async function addImages(files) {
+  for (const file of files) {
+    if (state.attachments.length >= MAX_IMAGES) { toast('At most ' + MAX_IMAGES + ' images a message.'); break; }
+    if (!/^image\/(png|jpeg|gif|webp)$/.test(file.type)) { toast(file.name + ': only PNG, JPEG, GIF and WebP images.'); continue; }
+    try {
+      let url = await readAsDataUrl(file);
+      const img = await loadImage(url);
+      // Too large: smaller and smaller JPEGs until one fits (a model sees no more than ~1,600 px anyway).
+      for (let side = 1600; base64Bytes(url) > MAX_IMAGE_BYTES && side >= 200; side = Math.round(side * 0.7)) {
+        url = drawn(img, side, 'image/jpeg', 0.85);
+      }
+      if (base64Bytes(url) > MAX_IMAGE_BYTES) { toast(file.name + ' is too large to send.'); continue; }
+      const mimeType = url.slice(5, url.indexOf(';'));
+      state.attachments.push({ mimeType, data: url.slice(url.indexOf(',') + 1), preview: drawn(img, 240, 'image/jpeg', 0.7),
+        name: file.name || 'pasted image' });
+    } catch (err) {
+      toast((file.name || 'The image') + ': ' + err.message);
+    }
+  }
+  renderAttach();
+}
+
+$('attach').addEventListener('click', () => $('attach-file').click());
+$('attach-file').addEventListener('change', (ev) => { addImages([...ev.target.files]); ev.target.value = ''; });
+$('input').addEventListener('paste', (ev) => {
+  const files = [...(ev.clipboardData?.files || [])].filter((f) => f.type.startsWith('image/'));
+  if (files.length) { ev.preventDefault(); addImages(files); }
+});
+$('composer').addEventListener('dragover', (ev) => ev.preventDefault());
+$('composer').addEventListener('drop', (ev) => {
+  const files = [...(ev.dataTransfer?.files || [])].filter((f) => f.type.startsWith('image/'));
+  if (files.length) { ev.preventDefault(); addImages(files); }
+});
+
 $('composer').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const text = $('input').value;
-  if (!text.trim() || !state.current) return;
+  if ((!text.trim() && !state.attachments.length) || !state.current) return;
   const frame = { type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() };
+  if (state.attachments.length) frame.images = state.attachments.map(({ mimeType, data, preview }) => ({ mimeType, data, preview }));
   if (!(state.socket && state.socket.readyState === WebSocket.OPEN)) {
     // Not lost: shown as waiting, and sent as soon as the connection is back.
     const shown = el('div', 'msg user unsent', text);
@@ -374,11 +471,13 @@ $('composer').addEventListener('submit', (ev) => {
     threadOf(state.current).view?.log.append(shown);
     state.unsent.push({ frame, shown });
     $('input').value = '';
+    clearAttachments();
     renderCommands();
     return;
   }
   if (send(frame)) {
     $('input').value = '';
+    clearAttachments();
     renderCommands();
   }
 });
@@ -477,10 +576,19 @@ function event(f) {
   const stick = v.log.scrollHeight - v.log.scrollTop - v.log.clientHeight < 80;
   v.log.querySelector('.empty')?.remove();
   switch (e.kind) {
-    case 'user_message':
+    case 'user_message': {
       v.agentMsg = null; v.thought = null; v.tools = new Map();
-      v.log.append(el('div', 'msg user', e.text));
-      if (!t.info.title) { t.info.title = e.text.slice(0, 60); renderThreads(); if (f.threadId === state.current) $('thread-title').textContent = t.info.title; }
+      const m = el('div', 'msg user', e.text);
+      if (e.images?.length) m.append(userImages(e.images));
+      v.log.append(m);
+      if (!t.info.title) { t.info.title = e.text.slice(0, 60) || '(an image)'; renderThreads(); if (f.threadId === state.current) $('thread-title').textContent = t.info.title; }
+      break;
+    }
+    case 'prompt_capabilities':
+      // Whether this thread's agent takes images: the attach button follows it.
+      t.images = e.image;
+      state.agentImages[t.info.agent] = e.image;
+      if (f.threadId === state.current) renderAttach();
       break;
     case 'acp':
       update(t, e.update, f.at);
@@ -556,6 +664,12 @@ function update(t, u, at) {
       if (!v.agentMsg) {
         v.agentMsg = { el: el('div', 'msg agent'), text: '' };
         v.log.append(v.agentMsg.el);
+      }
+      if (u.content?.type === 'image') {
+        // Shown as it came, after the text so far; the text that follows goes on below it.
+        const img = imageOf(u.content.mimeType, u.content.data);
+        if (img) { img.className = 'agent-image'; v.log.append(img); v.agentMsg = null; }
+        break;
       }
       v.agentMsg.text += blockText(u.content);
       renderSoon(v.agentMsg);
@@ -635,6 +749,33 @@ function addCopyButtons(root) {
     pre.replaceWith(wrap);
     wrap.append(b, pre);
   }
+}
+
+// An image block as an <img>, only for the kinds the page expects and base64 that looks like base64.
+function imageOf(mimeType, data) {
+  if (!/^image\/(png|jpeg|gif|webp)$/.test(mimeType || '') || !/^[A-Za-z0-9+/=]+$/.test(data || '')) return null;
+  const img = el('img');
+  img.src = 'data:' + mimeType + ';base64,' + data;
+  img.alt = 'An image from the agent';
+  return img;
+}
+
+// What the person attached to a message: the previews kept in the transcript, or a line naming the image.
+function userImages(images) {
+  const box = el('div', 'user-images');
+  for (const i of images) {
+    const preview = typeof i.preview === 'string' && /^data:image\/(png|jpeg|webp|gif);base64,[A-Za-z0-9+/=]+$/.test(i.preview)
+      ? i.preview : null;
+    if (preview) {
+      const img = el('img');
+      img.src = preview;
+      img.alt = 'Attached image (' + i.mimeType + ', ' + Math.round(i.bytes / 1024) + ' KB)';
+      box.append(img);
+    } else {
+      box.append(el('span', 'image-note', '🖼 ' + i.mimeType + ', ' + Math.round(i.bytes / 1024) + ' KB'));
+    }
+  }
+  return box;
 }
 
 function blockText(c) {

@@ -39,9 +39,20 @@ public final class Gateway {
 
   private final Tuning tuning;
 
-  /** Timings that are not configuration: tests shorten them. */
-  public record Tuning(PluginRoom.Timings plugins, long outboxStuckMs) {
+  /**
+   * Timings that are not configuration: tests shorten them. {@code requestReadMs}: how long the web
+   * waits for a request to arrive in full (see {@link WebRoom}).
+   */
+  public record Tuning(PluginRoom.Timings plugins, long outboxStuckMs, long requestReadMs) {
     public static final Tuning DEFAULT = new Tuning(PluginRoom.Timings.DEFAULT, 10 * 60_000);
+
+    public Tuning(PluginRoom.Timings plugins, long outboxStuckMs) {
+      this(plugins, outboxStuckMs, WebRoom.REQUEST_READ_MS);
+    }
+
+    public Tuning withRequestReadMs(long ms) {
+      return new Tuning(plugins, outboxStuckMs, ms);
+    }
   }
 
   public Gateway(Vertx vertx, Settings settings, String version) {
@@ -58,7 +69,7 @@ public final class Gateway {
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
     Limits limits = Limits.ofThisJvm();
-    web = new WebRoom(settings, limits, version, tuning.outboxStuckMs());
+    web = new WebRoom(settings, limits, version, tuning.outboxStuckMs(), tuning.requestReadMs());
     // A gateway killed with SIGKILL could not stop what it started: its leftovers die before anything starts.
     String owner = ProcessTree.ownerOf(settings.dataDir());
     return vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false)

@@ -11,6 +11,7 @@ import io.switchboard.process.Sandbox;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.nio.file.Path;
@@ -72,7 +73,7 @@ public final class AgentRoom extends VerticleBase {
     this.settings = settings;
     this.timings = timings;
     this.limits = limits;
-    this.backlog = new Backlog(maxQuestions, limits.terminalsBytes());
+    this.backlog = new Backlog(maxQuestions, limits.terminalsBytes(), limits.promptImageBytes());
     this.owner = ProcessTree.ownerOf(settings.dataDir());
   }
 
@@ -183,7 +184,8 @@ public final class AgentRoom extends VerticleBase {
       return;
     }
     try {
-      m.reply(new JsonObject().put("ahead", session.enqueue(m.body().getString("text"))));
+      JsonArray images = m.body().getValue("images") instanceof JsonArray a ? a : new JsonArray();
+      m.reply(new JsonObject().put("ahead", session.enqueue(m.body().getString("text"), images)));
     } catch (IllegalArgumentException full) {
       ErrorCode.BUSY.fail(m, full.getMessage());
     } catch (IllegalStateException stopping) {

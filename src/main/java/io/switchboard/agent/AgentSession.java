@@ -63,7 +63,12 @@ final class AgentSession {
   /** This session's file calls: one at a time, never behind another session's. */
   private final BlockingLane files;
   private final String tag;
-  private final ArrayDeque<String> queue = new ArrayDeque<>();
+  private final ArrayDeque<Prompt> queue = new ArrayDeque<>();
+
+  /** A prompt waiting for its turn: its text, its images ({@code [{mimeType, data}]}) and their decoded size. */
+  private record Prompt(String text, JsonArray images, long imageBytes) {}
+  /** What the thread was last told of the agent taking images (null: nothing yet). */
+  private Boolean announcedImages;
   /**
    * What the agent said of its recent tool calls (merged updates), to show with a permission request
    * that only names one. Least recently used first; bounded by count and by the bytes of the lines
@@ -144,16 +149,27 @@ final class AgentSession {
 
   // ---- what the room asks of it ----
 
-  /** Queues a prompt; returns how many are ahead of it (0: it runs now). */
-  int enqueue(String text) {
+  /**
+   * Queues a prompt with its images (checked by the thread room); returns how many are ahead of it
+   * (0: it runs now). The images are held, in bytes, against the room's budget until the turn ends.
+   */
+  int enqueue(String text, JsonArray images) {
     if (closed) {
       throw new IllegalStateException("the agent of " + threadId + " is stopping");
     }
     if (queue.size() >= MAX_QUEUED) {
       throw new IllegalArgumentException("thread " + threadId + " already has " + MAX_QUEUED + " prompts waiting");
     }
+    long imageBytes = 0;
+    for (Object image : images) {
+      imageBytes += ((JsonObject) image).getString("data").length() / 4 * 3;
+    }
+    if (!backlog.reserveImages(imageBytes)) {
+      throw new IllegalArgumentException("the gateway already holds as many images for agents as its memory allows; "
+          + "send this one when a turn has ended");
+    }
     int ahead = queue.size() + (turn == null ? 0 : 1);
-    queue.add(text);
+    queue.add(new Prompt(text, images, imageBytes));
     idleSince = 0;
     pump();
     return ahead;
@@ -249,6 +265,7 @@ final class AgentSession {
    */
   Future<Void> close() {
     closed = true;
+    queue.forEach(p -> backlog.releaseImages(p.imageBytes()));
     queue.clear();
     pool.withdraw(this);
     AgentProcess p = current;
@@ -279,25 +296,41 @@ final class AgentSession {
     if (turn != null || queue.isEmpty() || closed) {
       return;
     }
-    String text = queue.poll();
+    Prompt next = queue.poll();
     Turn t = new Turn();
     turn = t;
     emit(new JsonObject().put("kind", "turn_started"));
     ensureStarted()
         .compose(v -> t.cancelling ? Future.succeededFuture(new JsonObject().put("stopReason", "cancelled"))
-            : prompt(text, true))
+            : prompt(next, true))
+        .onComplete(x -> backlog.releaseImages(next.imageBytes()))
         // Stopped while it waited for a free agent slot: a cancelled turn, not a failure.
         .recover(err -> t.cancelling && err instanceof AgentPool.Withdrawn
             ? Future.succeededFuture(new JsonObject().put("stopReason", "cancelled")) : Future.failedFuture(err))
         .onComplete(done -> endTurn(t, done.succeeded() ? done.result() : null, done.cause()));
   }
 
-  private Future<Object> prompt(String text, boolean mayAuthenticate) {
-    JsonObject params = new JsonObject().put("sessionId", acpSessionId)
-        .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", text)));
+  /** Whether the agent said in {@code initialize} that prompts may carry {@code kind} blocks (image, audio). */
+  private static boolean takes(AgentProcess p, String kind) {
+    return p.capabilities.getValue("promptCapabilities") instanceof JsonObject c && Boolean.TRUE.equals(c.getValue(kind));
+  }
+
+  private Future<Object> prompt(Prompt p, boolean mayAuthenticate) {
+    JsonArray blocks = new JsonArray();
+    if (!p.text().isBlank()) {
+      blocks.add(new JsonObject().put("type", "text").put("text", p.text()));
+    }
+    if (!p.images().isEmpty() && !takes(current, "image")) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "this agent does not take images (its "
+          + "promptCapabilities leave image out), so the message was not sent; send it as text"));
+    }
+    for (Object image : p.images()) {
+      blocks.add(((JsonObject) image).copy().put("type", "image"));
+    }
+    JsonObject params = new JsonObject().put("sessionId", acpSessionId).put("prompt", blocks);
     return current.peer.request("session/prompt", params).recover(err -> {
       if (mayAuthenticate && isAuthRequired(err) && spec.authMethod() != null) {
-        return authenticate().compose(v -> prompt(text, false));
+        return authenticate().compose(v -> prompt(p, false));
       }
       return Future.failedFuture(err);
     });
@@ -516,6 +549,12 @@ final class AgentSession {
    * person chose earlier is set again (an agent that was stopped as idle starts in its default).
    */
   private Future<Void> applySessionState(AgentProcess p, Object result) {
+    // Whether the page may offer to attach images: said once per session, again only if it changed.
+    boolean images = takes(p, "image");
+    if (announcedImages == null || announcedImages != images) {
+      announcedImages = images;
+      emit(new JsonObject().put("kind", "prompt_capabilities").put("image", images));
+    }
     if (JsonRpcPeer.object(result).getValue("configOptions") instanceof JsonArray options) {
       configOptions = options.copy();
       emit(new JsonObject().put("kind", "session_config").put("configOptions", options));

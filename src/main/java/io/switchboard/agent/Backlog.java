@@ -23,10 +23,14 @@ final class Backlog {
   /** Terminal output the room's terminals may keep, in all ({@code Limits#terminalsBytes}). */
   private final long terminalBudget;
   private long terminalReserved;
+  /** Images of queued and running prompts the room may hold, in all ({@code Limits#promptImageBytes}). */
+  private final long imageBudget;
+  private long imagesReserved;
 
-  Backlog(int maxAsked, long terminalBudget) {
+  Backlog(int maxAsked, long terminalBudget, long imageBudget) {
     this.maxAsked = maxAsked;
     this.terminalBudget = terminalBudget;
+    this.imageBudget = imageBudget;
   }
 
   /**
@@ -41,6 +45,19 @@ final class Backlog {
     }
     terminalReserved += granted;
     return granted;
+  }
+
+  /** Holds {@code bytes} of prompt images until their turn ends; false when the room's budget would be passed. */
+  boolean reserveImages(long bytes) {
+    if (bytes > 0 && imagesReserved + bytes > imageBudget) {
+      return false;
+    }
+    imagesReserved += bytes;
+    return true;
+  }
+
+  void releaseImages(long bytes) {
+    imagesReserved -= bytes;
   }
 
   void releaseTerminalOutput(int bytes) {

@@ -17,10 +17,11 @@ package io.switchboard.config;
  * @param socketsQueueBytes  what may wait to be sent to all browser sockets together
  * @param pendingRequests    permission requests open at once (each also counted in bytes below)
  * @param pendingBytes       what the open permission requests hold, together
+ * @param promptImageBytes   the images of prompts waiting for (or in) a turn, together, decoded
  */
 public record Limits(int lineBytes, long processQueueBytes, long fileReadBytes, int terminalBytes,
                      long terminalsBytes, long toolCallBytes, int replyChars, int socketQueueBytes,
-                     long socketsQueueBytes, int pendingRequests, long pendingBytes) {
+                     long socketsQueueBytes, int pendingRequests, long pendingBytes, long promptImageBytes) {
   private static final long MIB = 1024 * 1024;
 
   /** The limits for a heap of {@code heap} bytes: each a share of it, some also capped where more would not help. */
@@ -37,7 +38,8 @@ public record Limits(int lineBytes, long processQueueBytes, long fileReadBytes, 
         Math.min(64 * MIB, heap / 8),
         // A pending request is counted at 20 KiB here; pendingBytes bounds what they really hold.
         (int) Math.min(Integer.MAX_VALUE, Math.max(100, heap / (20 * 1024))),
-        heap / 4);
+        heap / 4,
+        heap / 16);
   }
 
   /** The limits for this JVM's maximum heap ({@code -Xmx}). */

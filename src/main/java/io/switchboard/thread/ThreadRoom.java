@@ -192,7 +192,15 @@ public final class ThreadRoom extends VerticleBase {
 
   private void prompt(Message<JsonObject> m, ThreadState t) {
     JsonObject b = m.body();
-    if (!(b.getValue("text") instanceof String text) || text.isBlank()) {
+    PromptImages.Checked images;
+    try {
+      images = PromptImages.check(b.getValue("images"));
+    } catch (IllegalArgumentException bad) {
+      ErrorCode.BAD_REQUEST.fail(m, bad.getMessage());
+      return;
+    }
+    String text = b.getValue("text") instanceof String s ? s : "";
+    if (text.isBlank() && images.isEmpty()) {
       ErrorCode.BAD_REQUEST.fail(m, "text is missing or empty");
       return;
     }
@@ -202,12 +210,15 @@ public final class ThreadRoom extends VerticleBase {
           .onFailure(err -> log.error("thread {}: the route of {} could not be saved", t.id, surface, err));
     }
     if (t.title == null) {
-      t.title = shorten(text);
+      t.title = shorten(text.isBlank() ? "(an image)" : text);
       bus.request(Addresses.STORE_THREAD_SAVE, t.row())
           .onFailure(err -> log.error("thread {}: its title could not be saved", t.id, err));
       bus.publish(Addresses.THREAD_CHANGED, t.toJson());
     }
     JsonObject event = new JsonObject().put("kind", "user_message").put("text", text);
+    if (!images.isEmpty()) {
+      event.put("images", images.forTranscript());
+    }
     if (b.getValue("user") instanceof String user) {
       event.put("user", user);
     }
@@ -216,7 +227,7 @@ public final class ThreadRoom extends VerticleBase {
     append(t, event);
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
             .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
-            .put("config", t.config.copy()).put("text", text))
+            .put("config", t.config.copy()).put("text", text).put("images", images.forAgent()))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
         .onFailure(err -> {
           // The message is in the transcript already (every surface saw it): say, right after it, that

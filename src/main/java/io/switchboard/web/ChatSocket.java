@@ -261,12 +261,14 @@ final class ChatSocket {
 
   private void prompt(JsonObject f) throws BadFrame {
     String threadId = text(f, "threadId");
-    if (!(f.getValue("text") instanceof String body) || body.isBlank()) {
-      throw new BadFrame("\"text\" must be a non-empty string");
+    Object images = f.getValue("images");
+    if (!(f.getValue("text") instanceof String body) || (body.isBlank() && images == null)) {
+      throw new BadFrame("\"text\" must be a non-empty string (it may be empty when \"images\" are sent)");
     }
     Object ref = clientRef(f);
+    // The thread room checks the images (kinds, sizes, bytes) and names what is wrong.
     vertx.eventBus().<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
-            .put("text", body).put("surface", WebRoom.SURFACE))
+            .put("text", body).put("images", images).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, ref));
   }
 

@@ -12,6 +12,7 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.DecodeException;
@@ -48,6 +49,8 @@ public final class WebRoom extends VerticleBase {
   static final int LOGIN_FAILURES_PER_MINUTE = 10;
   /** A connection with nothing read or written for this long is closed (half-sent requests too). */
   static final int IDLE_TIMEOUT_SECONDS = 60;
+  /** How long a connection may take to send a whole request: from its opening, or its previous response's end. */
+  public static final long REQUEST_READ_MS = 10_000;
   /** How often the token file is looked at: a rotation ends every login and socket. */
   static final long TOKEN_CHECK_MS = 2_000;
   /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
@@ -73,6 +76,13 @@ public final class WebRoom extends VerticleBase {
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
 
   private final long outboxStuckMs;
+  private final long requestReadMs;
+  /**
+   * Connections whose next request has not arrived in full, and the timer that closes them: a client
+   * that trickles its headers or body (one byte a minute stays under the idle timeout) holds a
+   * descriptor for {@link #REQUEST_READ_MS} at most, as a keep-alive connection left idle does.
+   */
+  private final Map<HttpConnection, Long> awaitingRequest = new HashMap<>();
   /** The open /ws/chat sockets (closed ones may still hold frames until their connection goes). */
   private final Set<ChatSocket> open = new HashSet<>();
   private String encodedKey;
@@ -92,7 +102,8 @@ public final class WebRoom extends VerticleBase {
   /** The names this server answers to (Host header): anything else is refused, against DNS rebinding. */
   private Set<String> allowedHosts;
 
-  public WebRoom(Settings settings, Limits limits, String version, long outboxStuckMs) {
+  public WebRoom(Settings settings, Limits limits, String version, long outboxStuckMs, long requestReadMs) {
+    this.requestReadMs = requestReadMs;
     this.settings = settings;
     this.limits = limits;
     this.queueBudget = limits.socketsQueueBytes();
@@ -103,6 +114,7 @@ public final class WebRoom extends VerticleBase {
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
+    router.route().handler(this::awaitNextRequest);
     router.route().handler(this::securityHeaders);
     router.route().handler(this::checkHost);
     router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
@@ -153,8 +165,11 @@ public final class WebRoom extends VerticleBase {
         // A browser that stopped reading never answers our close: drop its connection (and the frames
         // it holds) after 2 s instead of the default 10.
         .setWebSocketClosingTimeout(2)
-        .setIdleTimeout(IDLE_TIMEOUT_SECONDS).setIdleTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS);
-    server = vertx.createHttpServer(options);
+        .setIdleTimeout(IDLE_TIMEOUT_SECONDS).setIdleTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS)
+        // No browser speaks HTTP/2 without TLS; without it, a connection is handed over (and its
+        // request deadline starts) as it opens, not once its first request's bytes have come in.
+        .setHttp2ClearTextEnabled(false);
+    server = vertx.createHttpServer(options).connectionHandler(this::awaitRequest);
     return vertx.executeBlocking(() -> HostCheck.allowed(settings.http()), false)
         .onSuccess(names -> allowedHosts = names)
         .compose(names -> vertx.eventBus().<JsonObject>request(Addresses.STORE_WEB_SESSION_LIST, new JsonObject()))
@@ -162,10 +177,56 @@ public final class WebRoom extends VerticleBase {
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
         .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
-        .compose(t -> server.requestHandler(router).listen(settings.http().port(), settings.http().host()))
+        .compose(t -> server.requestHandler(request -> {
+          // Read in full (the headers, and the body if any): the connection's deadline is lifted.
+          HttpConnection connection = request.connection();
+          arrived(request).onComplete(x -> requestRead(connection));
+          router.handle(request);
+        }).listen(settings.http().port(), settings.http().host()))
         .onSuccess(s -> log.info("HTTP listening on {}:{}", settings.http().host(), s.actualPort()))
         .recover(err -> Future.failedFuture(new IllegalStateException(
             "cannot listen on " + settings.http().host() + ":" + settings.http().port() + ": " + err.getMessage(), err)));
+  }
+
+  /** Starts the deadline for a connection's next request to arrive in full. */
+  private void awaitRequest(HttpConnection connection) {
+    long timer = vertx.setTimer(requestReadMs, t -> {
+      if (awaitingRequest.remove(connection) != null) {
+        connection.close();
+      }
+    });
+    Long earlier = awaitingRequest.put(connection, timer);
+    if (earlier == null) {
+      connection.closeHandler(v -> requestRead(connection));
+    } else {
+      vertx.cancelTimer(earlier);
+    }
+  }
+
+  private void requestRead(HttpConnection connection) {
+    Long timer = awaitingRequest.remove(connection);
+    if (timer != null) {
+      vertx.cancelTimer(timer);
+    }
+  }
+
+  /**
+   * When a request has arrived whole: a GET or HEAD (the chat socket's upgrade among them) once its
+   * headers are in; another once its body is. (A paused, then upgraded, request may never "end".)
+   */
+  private static Future<Void> arrived(io.vertx.core.http.HttpServerRequest request) {
+    return request.method() == io.vertx.core.http.HttpMethod.GET || request.method() == io.vertx.core.http.HttpMethod.HEAD
+        ? Future.succeededFuture() : request.end();
+  }
+
+  /** Once answered, a kept-alive connection has the same time for its next request (a web socket never does). */
+  private void awaitNextRequest(RoutingContext ctx) {
+    if (!"websocket".equalsIgnoreCase(ctx.request().getHeader("Upgrade"))) {
+      HttpConnection connection = ctx.request().connection();
+      // After this request's end too (it may come after the answer): that lifts its own deadline.
+      ctx.addEndHandler(x -> arrived(ctx.request()).onComplete(y -> awaitRequest(connection)));
+    }
+    ctx.next();
   }
 
   /** Sessions saved before a restart, the expired ones forgotten. */
@@ -181,12 +242,12 @@ public final class WebRoom extends VerticleBase {
     }
   }
 
-  /** The port actually bound (the configured one, or the free one picked for port 0). */
   /** What may wait to be sent to one socket before it is closed as too slow ({@code Limits#socketQueueBytes}). */
   int socketQueueBytes() {
     return limits.socketQueueBytes();
   }
 
+  /** The port actually bound (the configured one, or the free one picked for port 0). */
   public int boundPort() {
     return server.actualPort();
   }

@@ -87,6 +87,21 @@ class FakeAgentTest {
   }
 
   @Test
+  void anImageForAnAgentThatTakesNoneIsRefusedWithTheReasonAndTheThreadGoesOn(Vertx vertx) throws Exception {
+    String t = thread(vertx, "echo");
+    String png = io.switchboard.testkit.TestImages.pngBase64(20, 10);
+    io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_PROMPT,
+        new JsonObject().put("threadId", t).put("text", "what is this?").put("images", new io.vertx.core.json.JsonArray()
+            .add(new JsonObject().put("mimeType", "image/png").put("data", png)))));
+    assertEquals("error", gateway.awaitTurnEnd(t, 1));
+    assertTrue(gateway.eventsOfKind(t, "system").stream().anyMatch(e -> e.getString("text", "")
+        .contains("does not take images")), String.valueOf(gateway.events(t)));
+    assertTrue(gateway.eventsOfKind(t, "prompt_capabilities").stream().noneMatch(e -> e.getBoolean("image")));
+    gateway.prompt(t, "plain text then");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 2), "the next prompt runs");
+  }
+
+  @Test
   void garbageLinesAreSkippedAndAnsweredWhereTheyCarryAnId(Vertx vertx) {
     String t = thread(vertx, "garbage");
     gateway.prompt(t, "go");

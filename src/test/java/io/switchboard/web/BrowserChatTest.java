@@ -544,6 +544,48 @@ class BrowserChatTest {
   }
 
   @Test
+  void anAttachedImageReachesTheAgentAndStaysInHistoryOnAPhone() throws Exception {
+    browser.manage().window().setSize(new Dimension(390, 844));
+    logIn();
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+    assertTrue(browser.findElement(By.id("attach")).isDisplayed(), "an attach button before the agent ever ran");
+    Path picture = dir.resolve("screen.png");
+    Files.write(picture, io.switchboard.testkit.TestImages.png(1200, 800));
+    WebElement file = browser.findElement(By.id("attach-file"));
+    ((JavascriptExecutor) browser).executeScript("arguments[0].hidden = false", file);
+    file.sendKeys(picture.toString());
+    ((JavascriptExecutor) browser).executeScript("arguments[0].hidden = true", file);
+    WebElement preview = waiting().until(d -> {
+      List<WebElement> shown = d.findElements(By.cssSelector("#attachments img"));
+      return shown.isEmpty() ? null : shown.get(0);
+    });
+    assertTrue(inWindow(preview), "the attached image shows above the composer");
+    browser.findElement(By.id("send")).click();
+    WebElement told = waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .filter(m -> m.getText().contains("1200\u00d7800 pixels")).findFirst().orElse(null));
+    assertTrue(told.getText().contains("image/png"), told.getText());
+    assertTrue(browser.findElements(By.cssSelector("#attachments img")).isEmpty(), "the composer is empty again");
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed());
+    screenshot("phone-image");
+    for (int round = 0; round < 2; round++) {
+      WebElement back = waiting().until(d -> d.findElements(By.cssSelector(".agent-image")).stream()
+          .filter(img -> (Long) ((JavascriptExecutor) d).executeScript("return arguments[0].naturalWidth", img) == 1200)
+          .findFirst().orElse(null));
+      waiting().until(d -> inWindow(back));
+      WebElement sent = browser.findElement(By.cssSelector(".msg.user .user-images img"));
+      assertTrue(sent.isDisplayed());
+      assertEquals(240L, ((JavascriptExecutor) browser).executeScript("return arguments[0].naturalWidth", sent),
+          "the transcript keeps the page's 240-pixel preview, not the whole image");
+      if (round == 0) {
+        browser.navigate().refresh(); // and once more after a reload, from the transcript
+      }
+    }
+  }
+
+  @Test
   void aPhoneSizedWindow() throws Exception {
     browser.manage().window().setSize(new Dimension(390, 844));
     logIn();

@@ -13,6 +13,7 @@ import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.GatewayHarness;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.UpgradeRejectedException;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import java.net.URI;
@@ -174,6 +175,60 @@ class ChatProtocolTest {
     ChatClient other = ChatClient.open(vertx, gateway.port, gateway.token);
     clients.add(other);
     assertEquals(t, other.next("welcome").getJsonArray("threads").getJsonObject(0).getString("threadId"));
+  }
+
+  @Test
+  void anImageReachesTheAgentAndTheTranscriptKeepsOnlyAPreview() throws Exception {
+    ChatClient c = client();
+    String t = newThread(c);
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    c.next("turn");
+    String data = io.switchboard.testkit.TestImages.pngBase64(300, 200);
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "")
+        .put("images", new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", data))));
+    JsonObject asked = c.next("event").getJsonObject("event");
+    assertEquals("user_message", asked.getString("kind"));
+    JsonObject kept = asked.getJsonArray("images").getJsonObject(0);
+    assertEquals("image/png", kept.getString("mimeType"));
+    assertEquals("data:image/png;base64," + data, kept.getString("preview"), "a small image is its own preview");
+    JsonObject told = c.next(f -> "event".equals(f.getString("type"))
+        && "agent_message_chunk".equals(f.getJsonObject("event").getJsonObject("update", new JsonObject())
+            .getString("sessionUpdate"))
+        && "image".equals(f.getJsonObject("event").getJsonObject("update").getJsonObject("content").getString("type")),
+        "the image back");
+    assertEquals(data, told.getJsonObject("event").getJsonObject("update").getJsonObject("content").getString("data"));
+    String said = c.seen.stream().filter(f -> "event".equals(f.getString("type")))
+        .map(f -> f.getJsonObject("event").getJsonObject("update"))
+        .filter(u -> u != null && u.getJsonObject("content") != null)
+        .map(u -> u.getJsonObject("content").getString("text", "")).reduce("", String::concat);
+    assertTrue(said.contains("image/png") && said.contains("300\u00d7200 pixels"), said);
+    assertTrue(c.seen.stream().anyMatch(f -> "event".equals(f.getString("type"))
+        && "prompt_capabilities".equals(f.getJsonObject("event").getString("kind"))
+        && f.getJsonObject("event").getBoolean("image")), "the page is told the agent takes images");
+
+    c.next(f -> "event".equals(f.getString("type"))
+        && "turn_ended".equals(f.getJsonObject("event").getString("kind")), "turn_ended");
+    // What is wrong is named, and nothing is recorded.
+    JsonObject png = new JsonObject().put("mimeType", "image/png").put("data", data);
+    String[][] bad = {
+        {new JsonArray().add(png).add(png).add(png).add(png).add(png).encode(), "at most 4"},
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/svg+xml").put("data", data)).encode(), "svg"},
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/jpeg").put("data", data)).encode(), "do not start"},
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", "%%%")).encode(), "base64"},
+        {new JsonArray().add(png.copy().put("preview", "javascript:alert(1)")).encode(), "preview"},
+        {"\"a picture\"", "list"},
+    };
+    JsonObject before = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET,
+        new JsonObject().put("threadId", t))).body();
+    for (String[] b : bad) {
+      c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "look")
+          .put("images", new JsonArray("[" + b[0] + "]").getValue(0)));
+      String message = error(c).getString("message");
+      assertTrue(message.contains(b[1]), b[1] + " in: " + message);
+    }
+    JsonObject after = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET,
+        new JsonObject().put("threadId", t))).body();
+    assertEquals(before.getValue("lastSeq"), after.getValue("lastSeq"), "no refused prompt was recorded");
   }
 
   @Test

@@ -157,4 +157,53 @@ class WebSecurityTest {
     assertEquals(401, status(raw("GET /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")),
         "a logout is remembered too");
   }
+
+  /** Reads until the server closes the connection; fails if it is still open after {@code seconds}. */
+  private static String readUntilClosed(Socket s, int seconds) throws Exception {
+    s.setSoTimeout(seconds * 1000);
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    try {
+      s.getInputStream().transferTo(all);
+    } catch (java.net.SocketTimeoutException e) {
+      throw new AssertionError("the connection is still open after " + seconds + " s: " + all, e);
+    } catch (java.net.SocketException reset) {
+      // closed by the server while we wrote or read: what is wanted
+    }
+    return all.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aRequestThatTricklesInIsCutOffButAnOpenChatSocketIsNot(Vertx vertx) throws Exception {
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data-short-deadline"), List.of(), List.of(),
+        io.switchboard.Gateway.Tuning.DEFAULT.withRequestReadMs(1_000), AgentHarness.demo());
+    ChatClient chat = ChatClient.open(vertx, gateway.port, gateway.token);
+    chat.next("welcome");
+    String host = "Host: 127.0.0.1:" + gateway.port + "\r\n";
+    // Headers that never end: the idle timeout (60 s) alone would keep the descriptor while a byte comes a minute.
+    try (Socket headers = new Socket("127.0.0.1", gateway.port)) {
+      headers.getOutputStream().write(("GET /healthz HTTP/1.1\r\n" + host).getBytes(StandardCharsets.UTF_8));
+      Thread.sleep(600);
+      headers.getOutputStream().write("X-Slow: 1\r\n".getBytes(StandardCharsets.UTF_8));
+      assertEquals("", readUntilClosed(headers, 8), "closed unanswered");
+    }
+    // A body that never ends.
+    try (Socket body = new Socket("127.0.0.1", gateway.port)) {
+      body.getOutputStream().write(("POST /api/login HTTP/1.1\r\n" + host + "Content-Type: application/json\r\n"
+          + "Content-Length: 100\r\n\r\n{\"token\":").getBytes(StandardCharsets.UTF_8));
+      assertEquals("", readUntilClosed(body, 8), "closed unanswered");
+    }
+    // A kept-alive connection is answered, then has the same time for its next request.
+    try (Socket keptAlive = new Socket("127.0.0.1", gateway.port)) {
+      keptAlive.getOutputStream().write(("GET /healthz HTTP/1.1\r\n" + host + "\r\n").getBytes(StandardCharsets.UTF_8));
+      String answered = readUntilClosed(keptAlive, 8);
+      assertEquals(200, status(answered), answered);
+      assertTrue(answered.contains("\"ok\""), answered);
+    }
+    // The chat socket, opened before all this, still answers.
+    chat.send(new io.vertx.core.json.JsonObject().put("type", "ping"));
+    chat.next("pong");
+    assertEquals(null, chat.closeCode);
+    chat.close();
+  }
 }

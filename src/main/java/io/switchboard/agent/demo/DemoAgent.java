@@ -9,6 +9,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -169,7 +170,7 @@ public final class DemoAgent {
       case "initialize":
         return new JsonObject().put("protocolVersion", 1)
             .put("agentCapabilities", new JsonObject().put("loadSession", false)
-                .put("promptCapabilities", new JsonObject().put("image", false).put("audio", false)
+                .put("promptCapabilities", new JsonObject().put("image", true).put("audio", false)
                     .put("embeddedContext", false))
                 .put("sessionCapabilities", new JsonObject().put("resume", new JsonObject())))
             .put("authMethods", new JsonArray())
@@ -254,15 +255,23 @@ public final class DemoAgent {
       throw new ClientError(-32602, "unknown session " + params.getString("sessionId"));
     }
     StringBuilder text = new StringBuilder();
+    List<JsonObject> images = new ArrayList<>();
     for (Object block : params.getJsonArray("prompt", new JsonArray())) {
       if (block instanceof JsonObject b && "text".equals(b.getString("type"))) {
         text.append(b.getString("text", ""));
+      } else if (block instanceof JsonObject b && "image".equals(b.getString("type"))) {
+        images.add(b);
       }
     }
     Turn turn = new Turn();
     s.turn = turn;
     try {
-      turn(s, turn, text.toString().trim());
+      if (!images.isEmpty()) {
+        looked(s, turn, images);
+      }
+      if (!text.toString().isBlank() || images.isEmpty()) {
+        turn(s, turn, text.toString().trim());
+      }
       return new JsonObject().put("stopReason", "end_turn");
     } catch (Cancelled c) {
       return new JsonObject().put("stopReason", "cancelled");
@@ -309,6 +318,29 @@ public final class DemoAgent {
     }
     plan(s, "completed", "completed", "completed");
     usage(s);
+  }
+
+  /**
+   * What the demo "sees" in images: their kind, size and (PNG) dimensions, and the first one shown
+   * back as an image block, so a page can show what an agent sends as well as what it is sent.
+   */
+  private void looked(Session s, Turn turn, List<JsonObject> images) throws Cancelled {
+    StringBuilder seen = new StringBuilder("I got " + images.size() + (images.size() == 1 ? " image" : " images") + ":");
+    for (JsonObject image : images) {
+      byte[] bytes = java.util.Base64.getDecoder().decode(image.getString("data", ""));
+      seen.append(' ').append(image.getString("mimeType")).append(" of ").append(String.format("%,d", bytes.length))
+          .append(" bytes");
+      if (bytes.length >= 24 && bytes[0] == (byte) 0x89 && bytes[1] == 'P') {
+        java.nio.ByteBuffer ihdr = java.nio.ByteBuffer.wrap(bytes, 16, 8);
+        seen.append(", ").append(ihdr.getInt()).append("\u00d7").append(ihdr.getInt()).append(" pixels");
+      }
+      seen.append(';');
+    }
+    say(s, turn, seen.substring(0, seen.length() - 1) + ". There is no model behind me, so that is all I can tell; "
+        + "here is the first one back. ");
+    update(s, new JsonObject().put("sessionUpdate", "agent_message_chunk").put("content", new JsonObject()
+        .put("type", "image").put("mimeType", images.get(0).getString("mimeType"))
+        .put("data", images.get(0).getString("data"))));
   }
 
   /** What a model would report of its context window (ACP usage_update): the demo counts its turns. */

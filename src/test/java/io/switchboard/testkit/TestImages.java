@@ -1,0 +1,38 @@
+package io.switchboard.testkit;
+
+import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Base64;
+import javax.imageio.ImageIO;
+
+/** Real images for the tests that attach them. */
+public final class TestImages {
+  private TestImages() {
+  }
+
+  /** A PNG of {@code w}x{@code h} pixels, orange with a blue square. */
+  public static byte[] png(int w, int h) {
+    BufferedImage image = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+    Graphics2D g = image.createGraphics();
+    g.setColor(Color.ORANGE);
+    g.fillRect(0, 0, w, h);
+    g.setColor(Color.BLUE);
+    g.fillRect(w / 4, h / 4, w / 2, h / 2);
+    g.dispose();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try {
+      ImageIO.write(image, "png", out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
+  public static String pngBase64(int w, int h) {
+    return Base64.getEncoder().encodeToString(png(w, h));
+  }
+}
