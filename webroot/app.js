@@ -22,6 +22,13 @@ const PURIFY = {
     'style', 'template', 'iframe', 'object', 'embed'],
   FORBID_ATTR: ['id', 'name', 'class', 'style', 'form', 'formaction', 'tabindex', 'accesskey'],
 };
+// One class survives: a code block's language ("language-js", from marked), which only the
+// highlighter reads; the page's CSS never names such a class.
+DOMPurify.addHook('uponSanitizeAttribute', (node, data) => {
+  if (node.tagName === 'CODE' && data.attrName === 'class' && /^language-[\w+#-]{1,30}$/.test(data.attrValue)) {
+    data.forceKeepAttr = true;
+  }
+});
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.getAttribute('href')) {
     node.setAttribute('target', '_blank');
@@ -179,7 +186,8 @@ function welcome(f) {
   renderTitle();
   refreshPool();
   refreshKnocks();
-  if (!state.current && f.threads.length) open(f.threads[f.threads.length - 1].threadId);
+  const listed = f.threads.filter((t) => !t.archived);
+  if (!state.current && listed.length) open(listed[listed.length - 1].threadId);
 }
 
 function threadOf(id) {
@@ -199,10 +207,18 @@ function threadCreated(f) {
   const t = threadOf(f.threadId);
   if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false };
   else if (f.title) {
-    t.info.title = f.title; // it got its title (its first prompt), or someone renamed it
+    t.info.title = f.title; // it got its title (its first prompt), its agent named it, or someone renamed it
     if (f.threadId === state.current) $('thread-title').textContent = f.title;
   }
+  const archivedHere = !t.info.archived && f.archived && f.threadId === state.current;
+  t.info.archived = !!f.archived;
   renderThreads();
+  renderArchive();
+  if (archivedHere) {
+    // Archived (here or in another tab): the page moves on to the newest thread still listed.
+    const next = [...state.threads.values()].reverse().find((x) => !x.info.archived);
+    if (next) open(next.info.threadId);
+  }
   if (f.clientRef && f.clientRef === state.pendingThread) open(f.threadId);
 }
 
@@ -226,8 +242,24 @@ function renderTitle() {
 }
 
 function renderThreads() {
+  const all = [...state.threads.values()].reverse();
+  const archived = all.filter((t) => t.info.archived);
+  $('archived').hidden = archived.length === 0;
+  $('archived-count').textContent = 'Archived (' + archived.length + ')';
+  $('archived-threads').replaceChildren(...archived.map((t) => {
+    const li = el('li', 'archived-thread');
+    const b = el('button', t.info.threadId === state.current ? 'current' : '');
+    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
+    b.addEventListener('click', () => open(t.info.threadId));
+    const restore = el('button', 'restore', 'Restore');
+    restore.type = 'button';
+    restore.setAttribute('aria-label', 'Restore ' + (t.info.title || 'this thread'));
+    restore.addEventListener('click', () => send({ type: 'archive_thread', threadId: t.info.threadId, archived: false }));
+    li.append(b, restore);
+    return li;
+  }));
   const list = $('threads');
-  list.replaceChildren(...[...state.threads.values()].reverse().map((t) => {
+  list.replaceChildren(...all.filter((t) => !t.info.archived).map((t) => {
     const b = el('button', t.info.threadId === state.current ? 'current' : '');
     b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
     if (t.pending) {
@@ -269,6 +301,7 @@ function open(id) {
   renderModes(t);
   renderConfig(t);
   renderUsage(t);
+  renderArchive();
   clearAttachments();
   renderAttach();
   turn(id, t.busy);
@@ -285,6 +318,21 @@ function setMenu(open) {
   $('sidebar').inert = phone.matches && !open;
   $('menu').setAttribute('aria-expanded', String(open));
 }
+// The archive button archives the open thread, or restores it when it is archived already.
+function renderArchive() {
+  const archived = !!(state.current && threadOf(state.current).info.archived);
+  const label = archived ? 'Restore this thread' : 'Archive this thread';
+  $('archive').setAttribute('aria-label', label);
+  $('archive').title = archived ? 'Restore this thread to the list' : 'Archive this thread (restore it from Archived in the thread list)';
+  $('archive').classList.toggle('restoring', archived);
+  $('archive').disabled = !state.current;
+}
+
+$('archive').addEventListener('click', () => {
+  if (!state.current) return;
+  send({ type: 'archive_thread', threadId: state.current, archived: !threadOf(state.current).info.archived });
+});
+
 $('rename').addEventListener('click', () => {
   if (!state.current) return;
   const t = threadOf(state.current);
@@ -735,9 +783,13 @@ function renderSoon(msg) {
   });
 }
 
-// Code blocks get a copy button (the clipboard needs a secure context: https or localhost).
+// Code blocks get a copy button (the clipboard needs a secure context: https or localhost), and,
+// when they name a language highlight.js knows, colours and the language's name.
 function addCopyButtons(root) {
   for (const pre of root.querySelectorAll('pre')) {
+    const code = pre.querySelector('code');
+    const lang = /^language-(.+)$/.exec(code?.className || '')?.[1];
+    const known = lang && window.hljs?.getLanguage(lang);
     const b = el('button', 'copy', 'Copy');
     b.type = 'button';
     b.addEventListener('click', async () => {
@@ -748,6 +800,10 @@ function addCopyButtons(root) {
     const wrap = el('div', 'code');
     pre.replaceWith(wrap);
     wrap.append(b, pre);
+    if (known) {
+      window.hljs.highlightElement(code);
+      wrap.prepend(el('span', 'lang', known.name || lang));
+    }
   }
 }
 

@@ -72,6 +72,8 @@ public final class Addresses {
   public static final String THREAD_CANCEL = "sb.thread.cancel";
   /** {@code {threadId, title}}: a person renames the thread; sb.thread.changed tells every page. */
   public static final String THREAD_RENAME = "sb.thread.rename";
+  /** {@code {threadId, archived}}: hides a thread from the lists (or restores it); refused while it is at work. */
+  public static final String THREAD_ARCHIVE = "sb.thread.archive";
   /** {@code {threadId, modeId}}: the thread's agent switches to that ACP session mode. */
   public static final String THREAD_SET_MODE = "sb.thread.set-mode";
   /** {@code {threadId, configId, value}}: the thread's agent takes that session config value. */

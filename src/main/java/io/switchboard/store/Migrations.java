@@ -103,5 +103,10 @@ final class Migrations {
           CREATE TABLE web_session (
             hash       TEXT PRIMARY KEY,
             created_at INTEGER NOT NULL
-          )"""));
+          )"""),
+      // 6: who set a thread's title (null: its first message; 'agent'; 'person', whom an agent never
+      // overrides), and when it was archived (hidden from the list until restored or prompted)
+      List.of(
+          "ALTER TABLE thread ADD COLUMN title_by TEXT",
+          "ALTER TABLE thread ADD COLUMN archived_at INTEGER"));
 }

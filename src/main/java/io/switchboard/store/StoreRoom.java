@@ -532,13 +532,17 @@ public final class StoreRoom extends VerticleBase {
     String title = b.getString("title");
     String session = b.getString("acpSessionId");
     String startedBy = b.getString("startedBy");
+    String titleBy = b.getString("titleBy");
+    Long archivedAt = b.getLong("archivedAt");
     long at = b.getLong("createdAt", System.currentTimeMillis());
     return conn -> {
       update(conn, """
-          INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at, started_by)
-          VALUES (?, ?, ?, ?, ?, ?, ?)
-          ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, acp_session_id = excluded.acp_session_id""",
-          id, agentId, workspace, title, session, at, startedBy);
+          INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at, started_by, title_by,
+                              archived_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, acp_session_id = excluded.acp_session_id,
+                                                title_by = excluded.title_by, archived_at = excluded.archived_at""",
+          id, agentId, workspace, title, session, at, startedBy, titleBy, archivedAt);
       return new JsonObject().put("threadId", id);
     };
   }
@@ -627,6 +631,8 @@ public final class StoreRoom extends VerticleBase {
               .put("title", row.getString("title"))
               .put("acpSessionId", row.getString("acp_session_id"))
               .put("startedBy", row.getString("started_by"))
+              .put("titleBy", row.getString("title_by"))
+              .put("archivedAt", row.getLong("archived_at"))
               .put("createdAt", row.getLong("created_at"))
               .put("lastSeq", row.getLong("last_seq") == null ? 0L : row.getLong("last_seq"))
               .put("routes", new JsonArray(row.getString("routes")))));

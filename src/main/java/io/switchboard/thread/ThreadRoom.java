@@ -54,6 +54,10 @@ public final class ThreadRoom extends VerticleBase {
     /** Config id -> the values its agent last said it takes (session_config), to refuse others; null before. */
     java.util.Map<String, java.util.List<String>> configValues;
     String startedBy;
+    /** Who set the title: null (its first message), "agent" (session_info_update) or "person" (never overridden). */
+    String titleBy;
+    /** When a person archived it (null: in the list). */
+    Long archivedAt;
     long lastSeq;
     boolean busy;
     final Set<String> routes = new LinkedHashSet<>();
@@ -69,13 +73,13 @@ public final class ThreadRoom extends VerticleBase {
       return new JsonObject().put("threadId", id).put("agent", agentId).put("title", title)
           .put("workspace", workspace).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
           .put("lastSeq", lastSeq).put("busy", busy).put("routes", new JsonArray(new ArrayList<>(routes)))
-          .put("startedBy", startedBy);
+          .put("startedBy", startedBy).put("archived", archivedAt != null);
     }
 
     JsonObject row() {
       return new JsonObject().put("threadId", id).put("agentId", agentId).put("workspace", workspace)
           .put("title", title).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
-          .put("startedBy", startedBy);
+          .put("startedBy", startedBy).put("titleBy", titleBy).put("archivedAt", archivedAt);
     }
   }
 
@@ -94,6 +98,8 @@ public final class ThreadRoom extends VerticleBase {
         t.title = row.getString("title");
         t.acpSessionId = row.getString("acpSessionId");
         t.startedBy = row.getString("startedBy");
+        t.titleBy = row.getString("titleBy");
+        t.archivedAt = row.getLong("archivedAt");
         t.lastSeq = row.getLong("lastSeq");
         row.getJsonArray("routes").forEach(r -> t.routes.add((String) r));
         threads.put(t.id, t);
@@ -108,6 +114,7 @@ public final class ThreadRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
       bus.<JsonObject>consumer(Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_ARCHIVE, m -> withThread(m, t -> archive(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_CONFIG, m -> withThread(m, t -> setConfig(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
         if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
@@ -209,11 +216,13 @@ public final class ThreadRoom extends VerticleBase {
           .put("attached", true))
           .onFailure(err -> log.error("thread {}: the route of {} could not be saved", t.id, surface, err));
     }
-    if (t.title == null) {
-      t.title = shorten(text.isBlank() ? "(an image)" : text);
-      bus.request(Addresses.STORE_THREAD_SAVE, t.row())
-          .onFailure(err -> log.error("thread {}: its title could not be saved", t.id, err));
-      bus.publish(Addresses.THREAD_CHANGED, t.toJson());
+    // A message to an archived thread (from an IM chat that still has it) brings it back.
+    if (t.title == null || t.archivedAt != null) {
+      if (t.title == null) {
+        t.title = shorten(text.isBlank() ? "(an image)" : text);
+      }
+      t.archivedAt = null;
+      saveAndAnnounce(null, t, "the title");
     }
     JsonObject event = new JsonObject().put("kind", "user_message").put("text", text);
     if (!images.isEmpty()) {
@@ -260,12 +269,39 @@ public final class ThreadRoom extends VerticleBase {
       return;
     }
     t.title = shorten(title);
+    t.titleBy = "person";
+    saveAndAnnounce(m, t, "the title");
+  }
+
+  /**
+   * Archives a thread (hidden from every list, its transcript and workspace kept) or restores it.
+   * A thread whose agent is at work is not archived: its questions would wait where nobody looks.
+   */
+  private void archive(Message<JsonObject> m, ThreadState t) {
+    boolean archived = !Boolean.FALSE.equals(m.body().getValue("archived"));
+    if (archived && t.busy) {
+      ErrorCode.BUSY.fail(m, "thread " + t.id + " is at work; stop its turn before archiving it");
+      return;
+    }
+    t.archivedAt = archived ? (t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt) : null;
+    saveAndAnnounce(m, t, archived ? "the archiving" : "the restoring");
+  }
+
+  /** Saves the thread's row, then tells every surface (and the asker) what it is now. */
+  private void saveAndAnnounce(Message<JsonObject> m, ThreadState t, String what) {
     bus.request(Addresses.STORE_THREAD_SAVE, t.row())
         .onSuccess(x -> {
           bus.publish(Addresses.THREAD_CHANGED, t.toJson());
-          m.reply(t.toJson());
+          if (m != null) {
+            m.reply(t.toJson());
+          }
         })
-        .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, "could not save the title: " + err.getMessage()));
+        .onFailure(err -> {
+          log.error("thread {}: could not save {}", t.id, what, err);
+          if (m != null) {
+            ErrorCode.STORE_FAILED.fail(m, "could not save " + what + ": " + err.getMessage());
+          }
+        });
   }
 
   private void history(Message<JsonObject> m, ThreadState t) {
@@ -299,6 +335,14 @@ public final class ThreadRoom extends VerticleBase {
         }
       }
       t.configValues = values;
+    }
+    // An agent's own name for the session becomes the thread's title, unless a person chose one.
+    if ("acp".equals(event.getString("kind")) && event.getValue("update") instanceof JsonObject u
+        && "session_info_update".equals(u.getString("sessionUpdate")) && u.getValue("title") instanceof String title
+        && !title.isBlank() && !"person".equals(t.titleBy) && !shorten(title).equals(t.title)) {
+      t.title = shorten(title);
+      t.titleBy = "agent";
+      saveAndAnnounce(null, t, "the agent's title");
     }
     append(t, event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
   }

@@ -94,6 +94,7 @@ final class ChatSocket {
           JsonObject t = (JsonObject) o;
           threads.add(new JsonObject().put("threadId", t.getString("threadId")).put("agent", t.getString("agent"))
               .put("title", t.getString("title")).put("busy", t.getBoolean("busy"))
+              .put("archived", t.getBoolean("archived", false))
               .put("pending", room.pendingCount(t.getString("threadId"))));
         }
       }
@@ -129,6 +130,7 @@ final class ChatSocket {
         case "cancel" -> cancel(f);
         case "set_mode" -> setMode(f);
         case "rename_thread" -> rename(f);
+        case "archive_thread" -> archive(f);
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
@@ -275,6 +277,14 @@ final class ChatSocket {
   private void rename(JsonObject f) throws BadFrame {
     toThread(Addresses.THREAD_RENAME, new JsonObject().put("threadId", text(f, "threadId"))
         .put("title", text(f, "title")));
+  }
+
+  private void archive(JsonObject f) throws BadFrame {
+    Object archived = f.getValue("archived", true);
+    if (!(archived instanceof Boolean)) {
+      throw new BadFrame("\"archived\" must be true or false");
+    }
+    toThread(Addresses.THREAD_ARCHIVE, new JsonObject().put("threadId", text(f, "threadId")).put("archived", archived));
   }
 
   private void setConfig(JsonObject f) throws BadFrame {

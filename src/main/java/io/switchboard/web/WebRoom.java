@@ -150,7 +150,8 @@ public final class WebRoom extends VerticleBase {
     // Every open page hears of new threads and of each thread's waiting questions, attached or not.
     bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
       JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
-          .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"));
+          .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"))
+          .put("archived", m.body().getBoolean("archived", false));
       new ArrayList<>(open).forEach(s -> s.notice(frame));
     });
     bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {

@@ -121,7 +121,8 @@ class LauncherIT {
     assertTrue(Files.exists(dir.resolve("data").resolve("switchboard.db")));
     // The page and the one build of each webjar it loads are in the jar (the shade keeps only those).
     for (String asset : List.of("/", "/app.js", "/webjars/marked/15.0.12/lib/marked.esm.js",
-        "/webjars/dompurify/3.2.6/dist/purify.es.mjs")) {
+        "/webjars/dompurify/3.2.6/dist/purify.es.mjs", "/webjars/highlightjs/11.10.0/highlight.js",
+        "/webjars/highlightjs/11.10.0/styles/github.min.css", "/webjars/highlightjs/11.10.0/styles/github-dark.min.css")) {
       assertEquals(200, get(port, asset).statusCode(), asset);
     }
 

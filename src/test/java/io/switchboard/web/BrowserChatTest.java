@@ -2,6 +2,7 @@ package io.switchboard.web;
 
 import static io.switchboard.testkit.PermissionHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -583,6 +584,70 @@ class BrowserChatTest {
         browser.navigate().refresh(); // and once more after a reload, from the transcript
       }
     }
+  }
+
+  @Test
+  void codeInAgentTextIsHighlightedByItsLanguage() throws Exception {
+    logIn();
+    String t = startThread();
+    String reply = "Here:\n\n```js\nconst answer = 42; // the answer\n```\n\nand some ```plain``` text.\n\n"
+        + "```no-such-language\nkept as it is\n```\n";
+    io.switchboard.testkit.PermissionHarness.await(gateway.vertx.eventBus().request(
+        io.switchboard.bus.Addresses.THREAD_RECORD, new io.vertx.core.json.JsonObject().put("threadId", t)
+            .put("event", new io.vertx.core.json.JsonObject().put("kind", "acp").put("update",
+                new io.vertx.core.json.JsonObject().put("sessionUpdate", "agent_message_chunk").put("content",
+                    new io.vertx.core.json.JsonObject().put("type", "text").put("text", reply))))));
+    WebElement keyword = waiting().until(d -> d.findElements(By.cssSelector(".msg.agent pre code .hljs-keyword"))
+        .stream().findFirst().orElse(null));
+    assertEquals("const", keyword.getText());
+    WebElement comment = browser.findElement(By.cssSelector(".msg.agent pre code .hljs-comment"));
+    assertNotEquals(keyword.getCssValue("color"), comment.getCssValue("color"), "keywords and comments look different");
+    assertEquals(List.of("JavaScript"), browser.findElements(By.cssSelector(".msg.agent .code .lang")).stream()
+        .map(WebElement::getText).toList(), "the language is named once, on its block only");
+    List<WebElement> blocks = browser.findElements(By.cssSelector(".msg.agent pre code"));
+    assertEquals(2, blocks.size());
+    assertEquals("kept as it is", blocks.get(1).getText());
+    assertTrue(blocks.get(1).findElements(By.cssSelector("span")).isEmpty(), "an unknown language is left plain");
+    assertTrue(inWindow(keyword));
+  }
+
+  @Test
+  void aThreadIsArchivedOutOfTheListAndRestored() throws Exception {
+    logIn();
+    startThread();
+    say("the first");
+    click(awaitCard(), "Allow once");
+    awaitIdle();
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 2);
+    waiting().until(d -> d.findElement(By.id("thread-title")).getText().equals("New thread"));
+    say("the second");
+    awaitCard();
+    // At work (its question waits), it stays: the page says why.
+    browser.findElement(By.id("archive")).click();
+    WebElement toast = waiting().until(d -> d.findElement(By.id("toast")).isDisplayed() ? d.findElement(By.id("toast")) : null);
+    assertTrue(toast.getText().contains("at work"), toast.getText());
+    assertEquals(2, browser.findElements(By.cssSelector("#threads li")).size());
+    // The first one, idle, goes: out of the list, under Archived, and the page stays on a listed thread.
+    browser.findElements(By.cssSelector("#threads li button")).stream()
+        .filter(b -> b.getText().contains("the first")).findFirst().orElseThrow().click();
+    waiting().until(d -> d.findElement(By.id("thread-title")).getText().equals("the first"));
+    browser.findElement(By.id("archive")).click();
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 1
+        && d.findElement(By.id("thread-title")).getText().equals("the second"));
+    WebElement archived = browser.findElement(By.id("archived"));
+    assertTrue(archived.isDisplayed());
+    assertEquals("Archived (1)", browser.findElement(By.id("archived-count")).getText());
+    browser.navigate().refresh();
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 1);
+    assertTrue(browser.findElement(By.cssSelector("#threads li")).getText().contains("the second"), "archived after a reload");
+    browser.findElement(By.id("archived-count")).click();
+    WebElement restore = waiting().until(d -> d.findElement(By.cssSelector("#archived-threads .restore")));
+    assertTrue(inWindow(restore));
+    restore.click();
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 2);
+    assertFalse(browser.findElement(By.id("archived")).isDisplayed());
   }
 
   @Test

@@ -231,6 +231,46 @@ class ChatProtocolTest {
     assertEquals(before.getValue("lastSeq"), after.getValue("lastSeq"), "no refused prompt was recorded");
   }
 
+  private void record(String threadId, JsonObject update) {
+    await(vertx.eventBus().request(Addresses.THREAD_RECORD, new JsonObject().put("threadId", threadId)
+        .put("event", new JsonObject().put("kind", "acp").put("update", update))));
+  }
+
+  @Test
+  void theAgentNamesTheThreadUntilAPersonDoesAndArchivingHidesItUntilRestored() throws Exception {
+    ChatClient c = client();
+    String t = newThread(c);
+    record(t, new JsonObject().put("sessionUpdate", "session_info_update").put("title", "Fix the login bug"));
+    JsonObject named = c.next(f -> "thread".equals(f.getString("type")) && t.equals(f.getString("threadId"))
+        && "Fix the login bug".equals(f.getString("title")), "the agent's title");
+    assertFalse(named.getBoolean("archived"));
+    c.send(new JsonObject().put("type", "rename_thread").put("threadId", t).put("title", "Mine"));
+    c.next(f -> "thread".equals(f.getString("type")) && "Mine".equals(f.getString("title")), "the person's title");
+    record(t, new JsonObject().put("sessionUpdate", "session_info_update").put("title", "The agent's again"));
+    assertEquals("Mine", await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET,
+        new JsonObject().put("threadId", t))).body().getString("title"), "a person's title is never overridden");
+
+    c.send(new JsonObject().put("type", "archive_thread").put("threadId", t));
+    c.next(f -> "thread".equals(f.getString("type")) && t.equals(f.getString("threadId"))
+        && f.getBoolean("archived"), "archived");
+    ChatClient later = client(); // a page opened now (and after a restart: the row keeps it) lists it as archived
+    assertTrue(later.seen.get(0).getJsonArray("threads").stream().map(JsonObject.class::cast)
+        .anyMatch(x -> t.equals(x.getString("threadId")) && x.getBoolean("archived")), later.seen.get(0).encode());
+    c.send(new JsonObject().put("type", "archive_thread").put("threadId", t).put("archived", "yes"));
+    assertTrue(error(c).getString("message").contains("archived"));
+    // A message to it (from an IM chat that still has it, say) brings it back.
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "still there?"));
+    c.next(f -> "thread".equals(f.getString("type")) && t.equals(f.getString("threadId"))
+        && !f.getBoolean("archived"), "restored by a message");
+    // At work, it is not archived: its question would wait where nobody looks.
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    c.next("permission_request");
+    c.send(new JsonObject().put("type", "archive_thread").put("threadId", t));
+    JsonObject busy = error(c);
+    assertEquals("busy", busy.getString("code"));
+    assertTrue(busy.getString("message").contains("at work"), busy.getString("message"));
+  }
+
   @Test
   void everyErrorCode() throws Exception {
     ChatClient c = client();
