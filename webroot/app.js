@@ -713,10 +713,11 @@ function update(t, u, at) {
         v.agentMsg = { el: el('div', 'msg agent'), text: '' };
         v.log.append(v.agentMsg.el);
       }
-      if (u.content?.type === 'image') {
+      if (u.content?.type === 'image' || u.content?.type === 'audio') {
         // Shown as it came, after the text so far; the text that follows goes on below it.
-        const img = imageOf(u.content.mimeType, u.content.data);
-        if (img) { img.className = 'agent-image'; v.log.append(img); v.agentMsg = null; }
+        const media = u.content.type === 'image' ? imageOf(u.content.mimeType, u.content.data)
+          : audioOf(u.content.mimeType, u.content.data);
+        if (media) { media.classList.add('agent-' + u.content.type); v.log.append(media); v.agentMsg = null; }
         break;
       }
       v.agentMsg.text += blockText(u.content);
@@ -814,6 +815,16 @@ function imageOf(mimeType, data) {
   img.src = 'data:' + mimeType + ';base64,' + data;
   img.alt = 'An image from the agent';
   return img;
+}
+
+// An audio block as a player (data: URLs; the page's policy allows media from data: only).
+function audioOf(mimeType, data) {
+  if (!/^audio\/[\w.+-]+$/.test(mimeType || '') || !/^[A-Za-z0-9+/=]+$/.test(data || '')) return null;
+  const audio = el('audio');
+  audio.controls = true;
+  audio.src = 'data:' + mimeType + ';base64,' + data;
+  audio.setAttribute('aria-label', 'Audio from the agent');
+  return audio;
 }
 
 // What the person attached to a message: the previews kept in the transcript, or a line naming the image.

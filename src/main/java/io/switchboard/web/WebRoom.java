@@ -55,7 +55,7 @@ public final class WebRoom extends VerticleBase {
   static final long TOKEN_CHECK_MS = 2_000;
   /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
   private static final int TRANSPORT_FRAME_LIMIT = 4 * 1024 * 1024;
-  private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+  private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
       + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
       + "frame-ancestors 'none'";
 

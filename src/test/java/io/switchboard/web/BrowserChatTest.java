@@ -609,6 +609,23 @@ class BrowserChatTest {
     assertEquals("kept as it is", blocks.get(1).getText());
     assertTrue(blocks.get(1).findElements(By.cssSelector("span")).isEmpty(), "an unknown language is left plain");
     assertTrue(inWindow(keyword));
+
+    // Audio an agent sends is a player the page's policy lets play (media from data: URLs only).
+    java.nio.ByteBuffer wav = java.nio.ByteBuffer.allocate(44 + 8000).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    wav.put("RIFF".getBytes()).putInt(36 + 8000).put("WAVEfmt ".getBytes()).putInt(16).putShort((short) 1)
+        .putShort((short) 1).putInt(8000).putInt(8000).putShort((short) 1).putShort((short) 8)
+        .put("data".getBytes()).putInt(8000);
+    io.switchboard.testkit.PermissionHarness.await(gateway.vertx.eventBus().request(
+        io.switchboard.bus.Addresses.THREAD_RECORD, new io.vertx.core.json.JsonObject().put("threadId", t)
+            .put("event", new io.vertx.core.json.JsonObject().put("kind", "acp").put("update",
+                new io.vertx.core.json.JsonObject().put("sessionUpdate", "agent_message_chunk").put("content",
+                    new io.vertx.core.json.JsonObject().put("type", "audio").put("mimeType", "audio/wav")
+                        .put("data", java.util.Base64.getEncoder().encodeToString(wav.array())))))));
+    WebElement audio = waiting().until(d -> d.findElements(By.cssSelector("audio.agent-audio")).stream().findFirst()
+        .orElse(null));
+    waiting().until(d -> ((Number) ((JavascriptExecutor) d).executeScript("return arguments[0].duration || 0", audio))
+        .doubleValue() > 0.9);
+    assertTrue(audio.isDisplayed());
   }
 
   @Test
