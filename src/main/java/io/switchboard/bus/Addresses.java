@@ -48,6 +48,10 @@ public final class Addresses {
   public static final String STORE_THREAD_LIST = "sb.store.thread.list";
   /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
   public static final String STORE_WEB_SESSION_SAVE = "sb.store.web-session.save";
+  /** {@code {pluginId, chatId, messageId}} → {@code {seen}}: whether that chat message already became a prompt. */
+  public static final String STORE_INBOUND_SEEN = "sb.store.inbound.seen";
+  /** {@code {pluginId, chatId, messageId}}: that chat message became a prompt (kept 30 days). */
+  public static final String STORE_INBOUND_MARK = "sb.store.inbound.mark";
   public static final String STORE_WEB_SESSION_FORGET = "sb.store.web-session.forget";
   public static final String STORE_WEB_SESSION_LIST = "sb.store.web-session.list";
   public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";

@@ -91,6 +91,10 @@ final class PluginSupervisor {
         }
       });
   private long redeliveries;
+  /** Platform messages that came again and were answered without a turn. */
+  private long duplicates;
+  /** Chat messages (chatId NUL messageId) in the lane or being checked: a copy arriving meanwhile is a duplicate. */
+  private final Set<String> inboundInFlight = new HashSet<>();
   private boolean deliverAgain;
   private final Limits limits;
   /** The most of a turn's text kept for its durable final reply ({@code Limits#replyChars}). */
@@ -115,7 +119,7 @@ final class PluginSupervisor {
   JsonObject status() {
     return new JsonObject().put("id", spec.id()).put("dialect", spec.dialect()).put("state", state.name())
         .put("generation", gen == null ? null : gen.number).put("pid", gen == null ? null : gen.process.pid())
-        .put("restarts", restarts).put("redeliveries", redeliveries).put("routes", routes.size())
+        .put("restarts", restarts).put("redeliveries", redeliveries).put("duplicateMessages", duplicates).put("routes", routes.size())
         .put("queuedBytes", gen == null ? 0 : gen.process.queuedBytes());
   }
 
@@ -298,7 +302,9 @@ final class PluginSupervisor {
       return stranger(in);
     }
     Route r = routes.computeIfAbsent(in.chatId(), c -> new Route(spec.id(), c));
-    r.target = in.target();
+    if (r.current == null) {
+      r.target = in.target(); // while a turn runs, its outputs keep replying to its own message
+    }
     r.scope = in.scope();
     String text = in.text().trim();
     if (text.startsWith("/")) {
@@ -312,10 +318,46 @@ final class PluginSupervisor {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "route is busy: "
           + Route.LANE_CAPACITY + " messages of this chat are already waiting; wait, or send /stop"));
     }
-    Promise<Object> done = Promise.promise();
-    r.lane.add(new Route.Waiting(in, done));
-    pump(r);
-    return done.future();
+    return once(r, in);
+  }
+
+  /**
+   * A platform message seen before — the platform delivered it again after the plugin crashed, or it
+   * waits in the lane — is answered at once and starts no second turn. Messages are remembered once
+   * their prompt is in the transcript (durably, {@code plugin_inbound}), so one the gateway never
+   * recorded (it crashed first) runs when it comes again: never lost, rarely twice.
+   */
+  private Future<Object> once(Route r, Dialect.Inbound in) {
+    String key = in.messageId() == null ? null : in.chatId() + "\u0000" + in.messageId();
+    if (key != null && !inboundInFlight.add(key)) {
+      return duplicate(in);
+    }
+    Future<Boolean> seen = key == null ? Future.succeededFuture(false)
+        : bus.<JsonObject>request(Addresses.STORE_INBOUND_SEEN, new JsonObject().put("pluginId", spec.id())
+            .put("chatId", in.chatId()).put("messageId", in.messageId()))
+            .map(m -> m.body().getBoolean("seen"))
+            .otherwise(false); // a read that fails must not drop the message
+    return seen.compose(before -> {
+      if (before) {
+        inboundInFlight.remove(key);
+        return duplicate(in);
+      }
+      Promise<Object> done = Promise.promise();
+      r.lane.add(new Route.Waiting(in, done));
+      pump(r);
+      return done.future().onComplete(x -> {
+        if (key != null) {
+          inboundInFlight.remove(key);
+        }
+      });
+    });
+  }
+
+  private Future<Object> duplicate(Dialect.Inbound in) {
+    duplicates++;
+    log.info("[{}] message {} of chat {} came again (a redelivery): already taken, no second turn", tag,
+        in.messageId(), in.chatId());
+    return Future.succeededFuture(new JsonObject().put("stopReason", "end_turn"));
   }
 
   /**
@@ -397,12 +439,21 @@ final class PluginSupervisor {
     }
     Route.Waiting w = r.lane.poll();
     r.current = w;
+    r.target = w.inbound().target();
     r.turnsToWait = -1;
     r.turnEnds.clear();
     ensureThread(r, w.inbound())
         .compose(threadId -> bus.<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
         .onSuccess(reply -> {
+          Dialect.Inbound in = w.inbound();
+          if (in.messageId() != null) {
+            // In the transcript now: remembered, so the platform's redelivery of it starts nothing.
+            bus.request(Addresses.STORE_INBOUND_MARK, new JsonObject().put("pluginId", spec.id())
+                    .put("chatId", in.chatId()).put("messageId", in.messageId()))
+                .onFailure(err -> log.error("[{}] message {} of chat {} could not be remembered: {}", tag,
+                    in.messageId(), in.chatId(), err.getMessage()));
+          }
           r.promptSeq = reply.body().getLong("seq");
           r.turnsToWait = reply.body().getInteger("ahead") + 1;
           checkTurnEnd(r);

@@ -13,7 +13,10 @@ final class Route {
   String threadId;
   String startedBy;
   String scope = "dm";
-  /** The last inbound routing (the vibearound dialect echoes it back as the output target). */
+  /**
+   * The routing of the message whose turn runs (or ran last): the vibearound dialect echoes it back
+   * as the output target, so a turn's outputs reply to its own message, not to a later one waiting.
+   */
   JsonObject target;
   /** Prompts waiting for their turn, each with the plugin's open session/prompt to answer. */
   final ArrayDeque<Waiting> lane = new ArrayDeque<>();

@@ -108,5 +108,17 @@ final class Migrations {
       // overrides), and when it was archived (hidden from the list until restored or prompted)
       List.of(
           "ALTER TABLE thread ADD COLUMN title_by TEXT",
-          "ALTER TABLE thread ADD COLUMN archived_at INTEGER"));
+          "ALTER TABLE thread ADD COLUMN archived_at INTEGER"),
+      // 7: the chat messages each plugin has turned into prompts, so a message the platform delivers
+      // again (after a plugin crash) never starts a second turn
+      List.of(
+          """
+          CREATE TABLE plugin_inbound (
+            plugin_id  TEXT NOT NULL,
+            chat_id    TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            seen_at    INTEGER NOT NULL,
+            PRIMARY KEY (plugin_id, chat_id, message_id)
+          ) WITHOUT ROWID""",
+          "CREATE INDEX plugin_inbound_age ON plugin_inbound (seen_at)"));
 }

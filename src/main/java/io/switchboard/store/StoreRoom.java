@@ -94,6 +94,8 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_SAVE, m -> enqueue(m, this::saveWebSession));
       bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_FORGET, m -> enqueue(m, this::forgetWebSession));
       bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_LIST, this::listWebSessions);
+      bus.<JsonObject>consumer(Addresses.STORE_INBOUND_SEEN, this::inboundSeen);
+      bus.<JsonObject>consumer(Addresses.STORE_INBOUND_MARK, m -> enqueue(m, this::markInbound));
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
@@ -581,6 +583,40 @@ public final class StoreRoom extends VerticleBase {
       } else {
         update(conn, "DELETE FROM web_session WHERE hash = ?", hash);
       }
+      return new JsonObject();
+    };
+  }
+
+  /** How long a plugin's chat message ids are remembered: platforms redeliver within hours, not months. */
+  static final long INBOUND_RETENTION_MS = 30L * 24 * 3600 * 1000;
+
+  private void inboundSeen(Message<JsonObject> m) {
+    String plugin;
+    String chat;
+    String message;
+    try {
+      plugin = required(m.body(), "pluginId");
+      chat = required(m.body(), "chatId");
+      message = required(m.body(), "messageId");
+    } catch (IllegalArgumentException e) {
+      ErrorCode.BAD_REQUEST.fail(m, e.getMessage());
+      return;
+    }
+    readers.preparedQuery("SELECT 1 FROM plugin_inbound WHERE plugin_id = ? AND chat_id = ? AND message_id = ?")
+        .execute(Tuple.of(plugin, chat, message))
+        .onSuccess(rows -> m.reply(new JsonObject().put("seen", rows.size() > 0)))
+        .onFailure(replyFailure(m));
+  }
+
+  private Write markInbound(JsonObject b) {
+    String plugin = required(b, "pluginId");
+    String chat = required(b, "chatId");
+    String message = required(b, "messageId");
+    long at = System.currentTimeMillis();
+    return conn -> {
+      update(conn, "INSERT OR IGNORE INTO plugin_inbound (plugin_id, chat_id, message_id, seen_at) VALUES (?, ?, ?, ?)",
+          plugin, chat, message, at);
+      update(conn, "DELETE FROM plugin_inbound WHERE seen_at < ?", at - INBOUND_RETENTION_MS);
       return new JsonObject();
     };
   }

@@ -124,6 +124,43 @@ class PluginRoomTest {
     assertTrue(Files.exists(gateway.workspace(threadOf("fake:77")).resolve("demo-notes.md")));
   }
 
+  private long userMessages(String thread, String text) {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
+        .put("threadId", thread))).body().getJsonArray("events").stream().map(e -> ((JsonObject) e).getJsonObject("event"))
+        .filter(e -> "user_message".equals(e.getString("kind")) && text.equals(e.getString("text"))).count();
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"acp", "vibearound"})
+  void aMessageThePlatformDeliversAgainStartsNoSecondTurnEvenAfterARestart(String dialect, Vertx vertx)
+      throws Exception {
+    PluginControl plugin = start(vertx, dialect, List.of());
+    plugin.prompt("42", "42", "only once", "msg-1");
+    JsonObject card = plugin.awaitType("card", 1);
+    plugin.tap(card.getString("key"), "allow-once", dialect.equals("acp") ? "42" : null);
+    plugin.awaitType("prompt_result", 1);
+    String thread = threadOf("fake:42");
+    // The plugin crashed before confirming the update: the platform hands the same message over again.
+    plugin.prompt("42", "42", "only once", "msg-1");
+    JsonObject again = plugin.awaitType("prompt_result", 2);
+    assertEquals("end_turn", again.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+    // A new message with the same text is a new message.
+    plugin.prompt("42", "42", "only once", "msg-2");
+    plugin.tap(plugin.awaitType("card", 2).getString("key"), "allow-once", dialect.equals("acp") ? "42" : null);
+    plugin.awaitType("prompt_result", 3);
+    assertEquals(2, userMessages(thread, "only once"), "msg-1 once, msg-2 once");
+    // Remembered across a gateway restart too.
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
+        List.of(plugin.spec("fake", dialect, List.of(), List.of(io.switchboard.config.PluginSpec.ANYONE))), FAST,
+        AgentHarness.demo());
+    plugin.awaitType("initialized", 2);
+    plugin.prompt("42", "42", "only once", "msg-1");
+    plugin.awaitType("prompt_result", 4);
+    assertEquals(2, userMessages(thread, "only once"), "no second turn after the restart");
+    assertEquals(2, plugin.received(r -> "card".equals(r.getString("type"))).size(), "no third card");
+  }
+
   @Test
   void aKilledPluginsCardSurvivesItsRestartAndTheTapOnTheNewProcessCounts(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());

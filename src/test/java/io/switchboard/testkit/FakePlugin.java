@@ -77,9 +77,13 @@ public final class FakePlugin extends StdioPeer {
         String chat = a.getString("chat", "42");
         JsonObject routing = new JsonObject().put("chatId", chat).put("senderId", a.getString("sender", "42"))
             .put("scope", a.getString("scope", "dm"));
+        String messageId = a.getString("messageId");
+        if (messageId != null && dialect.equals("acp")) {
+          routing.put("messageId", messageId);
+        }
         JsonObject meta = dialect.equals("acp") ? new JsonObject().put("switchboard", routing)
             : new JsonObject().put("va.channel", routing.copy().put("channelInstanceId", "fake").put("actorId", "fake")
-                .put("platformMessageId", "m" + System.nanoTime()));
+                .put("platformMessageId", messageId != null ? messageId : "m" + System.nanoTime()));
         JsonObject response = request("session/prompt", new JsonObject().put("sessionId", chat)
             .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", a.getString("prompt"))))
             .put("_meta", meta));

@@ -61,6 +61,11 @@ public final class PluginControl {
     act(new JsonObject().put("prompt", text).put("chat", chat).put("sender", sender));
   }
 
+  /** A prompt carrying the platform's id of the message (a redelivered message carries the same one). */
+  public void prompt(String chat, String sender, String text, String messageId) {
+    act(new JsonObject().put("prompt", text).put("chat", chat).put("sender", sender).put("messageId", messageId));
+  }
+
   public void tap(String card, String optionId, String sender) {
     JsonObject tap = new JsonObject().put("card", card).put("optionId", optionId);
     if (sender != null) {
