@@ -43,6 +43,14 @@ public final class PermissionRoom extends VerticleBase {
   public static final String SHUTDOWN = "shutdown";
   public static final String VOIDED_BY_RESTART = "voided-by-restart";
   public static final String TOO_MANY_PENDING = "too-many-pending";
+  /**
+   * The web chat is the operator's console (it holds the access token): it may answer every pending
+   * request, whichever surfaces it was raised for, so a card that a chat cannot answer (a group of a
+   * dialect that does not say who taps, a plugin that only fetches taps after a turn) is never stuck.
+   * Chats are still held to their own threads' requests.
+   */
+  public static final String OPERATOR_SURFACE = "web";
+
   /** The ledger could not record the request: it was never shown, and has no row (nothing to void). */
   public static final String NOT_RECORDED = "not-recorded";
 
@@ -252,7 +260,7 @@ public final class PermissionRoom extends VerticleBase {
       answerEnded(message, id);
       return;
     }
-    if (!p.eligible.contains(surface)) {
+    if (!surface.equals(OPERATOR_SURFACE) && !p.eligible.contains(surface)) {
       note(p.id, "rejected", surface, (String) user, "not_eligible");
       log.warn("permission request {} of thread {}: answer from surface {} refused, not eligible", id,
           p.reg.threadId(), surface);

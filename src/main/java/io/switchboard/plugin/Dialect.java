@@ -41,8 +41,11 @@ interface Dialect {
 
   Out text(Route route, String outputId, String kind, String text);
 
-  /** Sent after a turn's last output and before the prompt's response (the output barrier), or null. */
-  Out turnDone(Route route);
+  /**
+   * What the chat is told of the thread it is attached to (the agent, the workspace), or null when
+   * the dialect has no such message. Live only.
+   */
+  Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed);
 
   /** Who answered a card, from the response, or null when the dialect does not say. */
   String tapper(JsonObject response);
@@ -149,7 +152,7 @@ interface Dialect {
     }
 
     @Override
-    public Out turnDone(Route route) {
+    public Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed) {
       return null;
     }
 
@@ -165,10 +168,10 @@ interface Dialect {
   }
 
   /**
-   * The wire shapes of VibeAround's channel-plugin SDK (jazzenchen/va-plugin-channel-sdk 0.6.8, with
-   * the newer {@code _va/prompt_done} barrier advertised): outputs are {@code _va/*} notifications
-   * with a {@code target}, cards are {@code _va/request_permission} requests, routing is in
-   * {@code _meta["va.channel"]}. The SDK has no delivery acknowledgement; see docs/protocol-plugins.md.
+   * The wire shapes of VibeAround's channel-plugin SDK (jazzenchen/va-plugin-channel-sdk 0.6.x):
+   * outputs are {@code _va/*} notifications with a {@code target}, cards are
+   * {@code _va/request_permission} requests, routing is in {@code _meta["va.channel"]}. Only methods
+   * the SDK handles are sent. It has no delivery acknowledgement; see docs/protocol-plugins.md.
    */
   final class VibeAround implements Dialect {
     @Override
@@ -184,7 +187,7 @@ interface Dialect {
           .put("agentInfo", new JsonObject().put("name", "switchboard").put("version", version))
           .put("_meta", new JsonObject().put("channelKind", spec.id()).put("channelInstanceId", spec.id())
               .put("actorId", spec.id()).put("config", spec.config()).put("hostVersion", version)
-              .put("promptDone", true).put("cacheDir", stateDir.resolve("cache").toString()));
+              .put("cacheDir", stateDir.resolve("cache").toString()));
     }
 
     @Override
@@ -246,14 +249,25 @@ interface Dialect {
               .put("toolCall", card.getJsonObject("toolCall")).put("options", card.getJsonArray("options"))));
     }
 
+    /**
+     * A card's end, in words. Null when this chat's own tap answered it: the SDK has already edited
+     * the card to show the choice, and a second message would only repeat it.
+     */
     @Override
     public Out cardEnd(Route route, String outputId, JsonObject end) {
       JsonObject outcome = end.getJsonObject("outcome", new JsonObject());
-      String text = "selected".equals(outcome.getString("outcome"))
-          ? "Permission answered: " + outcome.getString("optionId") + " (from "
-            + outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface") + ")"
-          : "Permission request ended: cancelled (" + outcome.getString("reason") + ")";
-      return text(route, outputId, "card_end", text);
+      String title = end.getJsonObject("toolCall", new JsonObject()).getString("title");
+      String what = title == null ? "The permission request" : "The permission request \u201c" + title + "\u201d";
+      if ("selected".equals(outcome.getString("outcome"))) {
+        String where = outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface", "");
+        if (where.equals(route.surface())) {
+          return null;
+        }
+        return text(route, outputId, "card_end", what + " was answered " + Surfaces.where(where) + ": "
+            + Surfaces.option(outcome) + ".");
+      }
+      return text(route, outputId, "card_end", what + " ended without an answer: "
+          + Surfaces.reason(outcome.getString("reason")) + ".");
     }
 
     @Override
@@ -262,9 +276,15 @@ interface Dialect {
           .put("text", text));
     }
 
+    /** {@code _va/session_info}: the SDK keeps the workspace path per chat (it sends files only from there). */
     @Override
-    public Out turnDone(Route route) {
-      return new Out("_va/prompt_done", new JsonObject().put("target", target(route, true)));
+    public Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed) {
+      return new Out("_va/session_info", new JsonObject().put("target", target(route, false))
+          .put("info", new JsonObject().put("workspaceId", thread.getString("threadId"))
+              .put("workspacePath", thread.getString("workspace")).put("threadId", thread.getString("threadId"))
+              .put("sessionId", thread.getString("acpSessionId", thread.getString("threadId")))
+              .put("start", resumed ? "resumed" : "new")
+              .put("agent", new JsonObject().put("id", thread.getString("agent")).put("name", agentName))));
     }
 
     @Override

@@ -41,17 +41,41 @@ final class PluginSupervisor {
 
   private enum State { STARTING, RUNNING, BACKING_OFF, GIVEN_UP, STOPPED }
 
+  /**
+   * The read receipt for plugins without acknowledgements: {@code terminal/release} is a standard ACP
+   * client request, which an IM plugin (it runs no terminals) answers {@code {}} through its ACP
+   * library, silently; an extension method would be logged as unhandled by VibeAround's SDK. Any
+   * answer, an error included, proves everything written before it was read.
+   */
+  static Dialect.Out readReceipt() {
+    return new Dialect.Out("terminal/release",
+        new JsonObject().put("sessionId", "switchboard").put("terminalId", "switchboard-read-receipt"));
+  }
+
+  /** Who tapped, for the audit, when the dialect does not say and a group has many people. */
+  static final String GROUP_MEMBER = "a group member";
+
   /** One spawn of the plugin. */
   private final class Generation {
     final int number;
     final long startedAt = System.currentTimeMillis();
     StdioProcess process;
     JsonRpcPeer peer;
+    /** It answered initialize. */
     boolean ready;
+    /**
+     * It can show what it is sent. An acp plugin can once it answered initialize; VibeAround's SDK
+     * makes its renderer only after the platform answered (Telegram's getMe) and drops what comes
+     * before, so a vibearound plugin can once it sent a heartbeat or a prompt (both start after the
+     * renderer exists; docs/protocol-plugins.md).
+     */
+    boolean rendering;
     long watchdog = -1;
     /** Outputs written to this generation and not yet acknowledged. */
     final Set<String> sent = new HashSet<>();
     final Map<String, Promise<Void>> ackWaiters = new HashMap<>();
+    /** chatId -> the thread this process was told the chat is in (_va/session_info). */
+    final Map<String, String> toldSession = new HashMap<>();
 
     Generation(int number) {
       this.number = number;
@@ -251,9 +275,11 @@ final class PluginSupervisor {
   // ---- what the plugin asks ----
 
   private Future<Object> serve(Generation g, String method, JsonObject params) {
+    heardFrom(g, method);
     switch (method) {
       case "initialize" -> {
         g.ready = true;
+        g.rendering = dialect.acknowledges();
         if (gen == g && surfaceGrace >= 0) {
           context.owner().cancelTimer(surfaceGrace); // back in time: its chats keep their cards
           surfaceGrace = -1;
@@ -278,6 +304,7 @@ final class PluginSupervisor {
   }
 
   private void heard(Generation g, String method, JsonObject params) {
+    heardFrom(g, method);
     switch (method) {
       case "session/cancel" -> {
         Route r = routes.get(dialect.cancelledChat(params));
@@ -289,6 +316,39 @@ final class PluginSupervisor {
       case "_switchboard/ack" -> acknowledged(g, JsonRpcPeer.array(params.getValue("outputIds")));
       default -> log.debug("[{}] ignored notification {}", tag, method);
     }
+  }
+
+  /** A heartbeat or a prompt proves a vibearound plugin can show what it is sent (its renderer exists). */
+  private void heardFrom(Generation g, String method) {
+    if (!g.rendering && g.ready && (method.endsWith("heartbeat") || method.equals("session/prompt"))) {
+      g.rendering = true;
+      log.info("[{}] generation {} can show outputs now", tag, g.number);
+      sessionInfo(g);
+      context.runOnContext(v -> deliver());
+    }
+  }
+
+  /** Tells a process that can show outputs which thread (agent, workspace) each known chat is in. */
+  private void sessionInfo(Generation g) {
+    routes.values().stream().filter(r -> r.threadId != null).forEach(r -> tellSession(g, r, true));
+  }
+
+  /** {@code _va/session_info} for a chat, once per process and thread (a file the agent names is sent from there). */
+  private void tellSession(Generation g, Route r, boolean resumed) {
+    String threadId = r.threadId;
+    if (g == null || !g.rendering || threadId == null || threadId.equals(g.toldSession.get(r.chatId))
+        || dialect.sessionInfo(r, new JsonObject(), "", resumed) == null) {
+      return;
+    }
+    g.toldSession.put(r.chatId, threadId);
+    bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onSuccess(m -> {
+      JsonObject thread = m.body();
+      String agentName = settings.agents().stream().filter(a -> a.id().equals(thread.getString("agent")))
+          .map(a -> a.name()).findFirst().orElse(thread.getString("agent"));
+      if (gen == g) {
+        send(g, dialect.sessionInfo(r, thread, agentName, resumed));
+      }
+    });
   }
 
   private Future<Object> prompt(Generation g, JsonObject params) {
@@ -306,6 +366,7 @@ final class PluginSupervisor {
       r.target = in.target(); // while a turn runs, its outputs keep replying to its own message
     }
     r.scope = in.scope();
+    r.lastSender = in.senderId();
     String text = in.text().trim();
     if (text.startsWith("/")) {
       return command(r, text.split("\\s+")[0].toLowerCase());
@@ -467,6 +528,7 @@ final class PluginSupervisor {
 
   private Future<String> ensureThread(Route r, Dialect.Inbound in) {
     if (r.threadId != null) {
+      tellSession(gen, r, true);
       return Future.succeededFuture(r.threadId);
     }
     JsonObject create = new JsonObject().put("surface", r.surface()).put("startedBy", in.senderId());
@@ -477,6 +539,7 @@ final class PluginSupervisor {
       r.threadId = m.body().getString("threadId");
       r.startedBy = in.senderId();
       room.follow(r.threadId);
+      tellSession(gen, r, false);
       return r.threadId;
     });
   }
@@ -510,7 +573,7 @@ final class PluginSupervisor {
             }
           }
         }
-        if (gen != null && gen.ready) {
+        if (gen != null && gen.rendering) {
           attached.forEach(r -> send(gen, dialect.stream(r, update)));
         }
       }
@@ -552,13 +615,6 @@ final class PluginSupervisor {
     String stopReason = ours.get(r.turnsToWait - 1).getString("stopReason");
     stopReason = "error".equals(stopReason) ? "end_turn" : stopReason;
     r.current = null;
-    Generation g = gen;
-    if (g != null && g.ready) {
-      Dialect.Out done = dialect.turnDone(r);
-      if (done != null) {
-        send(g, done);
-      }
-    }
     w.done().tryComplete(new JsonObject().put("stopReason", stopReason));
     pump(r);
   }
@@ -576,13 +632,6 @@ final class PluginSupervisor {
     r.current = null;
     r.turnEnds.clear();
     r.turnsToWait = -1;
-    Generation g = gen;
-    if (g != null && g.ready) {
-      Dialect.Out done = dialect.turnDone(r);
-      if (done != null) {
-        send(g, done);
-      }
-    }
     w.done().tryComplete(new JsonObject().put("stopReason", "cancelled"));
     pump(r);
   }
@@ -599,7 +648,7 @@ final class PluginSupervisor {
   /** Sends what waits in the outbox, in order, to the current generation. */
   void deliver() {
     Generation g = gen;
-    if (g == null || !g.ready) {
+    if (g == null || !g.rendering) {
       return;
     }
     if (delivering) {
@@ -633,10 +682,11 @@ final class PluginSupervisor {
             }
           }
           if (!dialect.acknowledges() && !written.isEmpty()) {
-            // This dialect has no acknowledgement: a request answered after them proves the plugin read
-            // them. Only an answer does: a failed write or a plugin that dies first leaves them waiting
-            // in the outbox for the next process.
-            Future.all(writes).compose(x -> g.peer.request("_switchboard/sync", new JsonObject()))
+            // This dialect has no acknowledgement: the answer to a request written after them proves the
+            // plugin read them (it reads its stdin in order). The request is a read receipt the SDK
+            // answers without side effects or log lines (docs/protocol-plugins.md). Only an answer
+            // counts: a failed write or a plugin that dies first leaves them for its next process.
+            Future.all(writes).compose(x -> g.peer.request(readReceipt().method(), readReceipt().params()))
                 .onSuccess(x -> acknowledged(g, new JsonArray(written)))
                 .onFailure(err -> log.warn("[{}] {} outputs not confirmed ({}); they go to its next process", tag,
                     written.size(), err.getMessage()));
@@ -653,7 +703,7 @@ final class PluginSupervisor {
       case "card" -> {
         if (!dialect.acknowledges() && "group".equals(r.scope) && !spec.cardsInGroups()) {
           return send(g, dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
-              + ". This plugin cannot tell who taps in a group, so answer it in a direct message or in the web chat."));
+              + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
         Dialect.Out card = dialect.card(r, id, body);
         g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
@@ -661,7 +711,8 @@ final class PluginSupervisor {
         return Future.succeededFuture();
       }
       case "card_end" -> {
-        return send(g, dialect.cardEnd(r, id, body));
+        Dialect.Out end = dialect.cardEnd(r, id, body);
+        return end == null ? Future.succeededFuture() : send(g, end); // null: the card shows it already
       }
       case "final" -> {
         Integer streamedTo = body.getInteger("streamedTo");
@@ -685,6 +736,7 @@ final class PluginSupervisor {
 
   /** A card's response: a tap (checked against the approvers), or the plugin giving up on it. */
   private void tapped(Generation g, Route r, String outputId, JsonObject card, JsonObject response) {
+    heardFrom(g, "response");
     acknowledged(g, new JsonArray().add(outputId));
     JsonObject outcome = Dialect.object(response, "outcome");
     String requestId = card.getString("requestId");
@@ -695,6 +747,12 @@ final class PluginSupervisor {
     String tapper = dialect.tapper(response);
     if (tapper == null && dialect.acknowledges()) {
       tapper = "unknown";
+    }
+    if (tapper == null && "group".equals(r.scope)) {
+      // The dialect does not say who tapped, and a group has many people: the audit says so, never a name.
+      tapper = GROUP_MEMBER;
+    } else if (tapper == null) {
+      tapper = r.lastSender; // a direct message: the person the chat is with
     }
     String said = tapper;
     // Judged against the card's own thread (its starter), never the chat's current one.
@@ -708,30 +766,65 @@ final class PluginSupervisor {
   private void judgeTap(Generation g, Route r, String outputId, JsonObject card, JsonObject outcome, String tapper,
                         String startedBy) {
     String requestId = card.getString("requestId");
-    // The vibearound dialect does not say who tapped: hold it against the thread's starter.
-    String who = tapper != null ? tapper : startedBy;
     List<String> approvers = spec.approvers().isEmpty() ? (startedBy == null ? List.of() : List.of(startedBy))
         : spec.approvers();
-    if (!approvers.contains(who)) {
-      log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);
-      bus.request(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
-          .put("surface", r.surface()).put("user", who).put("detail", "not_eligible: not an approver"));
-      enqueueText(r, "system", "Only " + String.join(", ", approvers) + " may answer that request.");
-      if (gen == g) {
-        deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")
-            .put("body", card)); // ask again, for an approver
-      }
+    // A direct message not heard from since a restart: the person who started its thread.
+    String who = tapper != null ? tapper : startedBy;
+    // In a group whose cards this plugin shows although it cannot tell who taps (cardsInGroups), any
+    // member's tap counts, as docs/protocol-plugins.md says; elsewhere only an approver's.
+    boolean allowed = GROUP_MEMBER.equals(who) ? spec.cardsInGroups() : approvers.contains(who);
+    if (!allowed) {
+      stillPending(card).onSuccess(pending -> {
+        if (!pending) {
+          alreadyEnded(r, card, outcome, requestId);
+          return;
+        }
+        log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);
+        bus.request(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
+            .put("surface", r.surface()).put("user", who).put("detail", "not_eligible: not an approver"));
+        enqueueText(r, "system", "Only " + String.join(", ", approvers) + " may answer that request (or the web chat).");
+        if (gen == g) {
+          deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")
+              .put("body", card)); // ask again, for an approver: it still waits
+        }
+      });
       return;
     }
-    String user = who;
     bus.request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
-            .put("optionId", outcome.getString("optionId")).put("surface", r.surface()).put("user", user))
+            .put("optionId", outcome.getString("optionId")).put("surface", r.surface()).put("user", who))
         .onFailure(err -> {
           ErrorCode code = ErrorCode.of(err);
-          if (code != ErrorCode.ALREADY_ANSWERED) {
+          if (code == ErrorCode.ALREADY_ANSWERED) {
+            alreadyEnded(r, card, outcome, requestId);
+          } else {
             enqueueText(r, "system", "That answer was not taken: " + err.getMessage());
           }
         });
+  }
+
+  /** Whether the card's request still waits for an answer (its thread's pending list has it). */
+  private Future<Boolean> stillPending(JsonObject card) {
+    String requestId = card.getString("requestId");
+    return bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", card.getString("threadId")))
+        .map(m -> m.body().getJsonArray("requests").stream()
+            .anyMatch(o -> o instanceof JsonObject c && requestId.equals(c.getString("requestId"))))
+        .otherwise(true); // unsure: treat it as waiting (the permission room refuses a late answer anyway)
+  }
+
+  /**
+   * A tap on a card whose request has ended: nothing is recorded after the end and the card is not
+   * asked again. The chat is told, except for a rejection in a dialect that cannot tell a person's
+   * tap from the SDK's own (VibeAround's SDK rejects every card still open when a turn ends).
+   */
+  private void alreadyEnded(Route r, JsonObject card, JsonObject outcome, String requestId) {
+    String kind = card.getJsonArray("options", new JsonArray()).stream()
+        .filter(o -> o instanceof JsonObject opt && outcome.getString("optionId").equals(opt.getString("optionId")))
+        .map(o -> ((JsonObject) o).getString("kind")).findFirst().orElse("");
+    if (!dialect.acknowledges() && kind.startsWith("reject")) {
+      log.debug("[{}] a rejection of ended request {} in chat {} ignored", tag, requestId, r.chatId);
+      return;
+    }
+    enqueueText(r, "system", "That request was already answered or ended; your tap changed nothing.");
   }
 
   private void acknowledged(Generation g, JsonArray outputIds) {

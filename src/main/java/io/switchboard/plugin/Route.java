@@ -12,6 +12,8 @@ final class Route {
   final String chatId;
   String threadId;
   String startedBy;
+  /** Who sent the chat's last message (in a direct message, the person a tap comes from). */
+  String lastSender;
   String scope = "dm";
   /**
    * The routing of the message whose turn runs (or ran last): the vibearound dialect echoes it back

@@ -51,14 +51,23 @@ final class Outbox {
    */
   static JsonArray supersede(Connection conn, String requestId, JsonObject endBody, long at) throws SQLException {
     List<String[]> chats = new ArrayList<>();
+    String title = null;
     try (PreparedStatement st = conn.prepareStatement(
-        "SELECT DISTINCT plugin_id, chat_id FROM outbox WHERE request_id = ? AND kind = 'card'")) {
+        "SELECT plugin_id, chat_id, MIN(body) FROM outbox WHERE request_id = ? AND kind = 'card' "
+            + "GROUP BY plugin_id, chat_id")) {
       st.setString(1, requestId);
       try (ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
           chats.add(new String[] {rs.getString(1), rs.getString(2)});
+          if (title == null) {
+            title = new JsonObject(rs.getString(3)).getJsonObject("toolCall", new JsonObject()).getString("title");
+          }
         }
       }
+    }
+    if (title != null) {
+      // The chat is told which request ended, in words (a plugin may show it as text).
+      endBody = endBody.copy().put("toolCall", new JsonObject().put("title", title));
     }
     StoreRoom.update(conn, "UPDATE outbox SET state = 'superseded' WHERE request_id = ? AND kind = 'card' "
         + "AND state = 'pending'", requestId);

@@ -109,7 +109,7 @@ class PluginRoomTest {
     PluginControl plugin = start(vertx, "vibearound", List.of());
     JsonObject init = plugin.awaitType("initialized", 1).getJsonObject("response").getJsonObject("result");
     assertEquals("test", init.getJsonObject("_meta").getJsonObject("config").getString("bot_token"));
-    assertTrue(init.getJsonObject("_meta").getBoolean("promptDone"));
+    assertFalse(init.getJsonObject("_meta").containsKey("promptDone"), "no barrier the SDK may not know");
     plugin.prompt("77", "77", "hello from va");
     JsonObject card = plugin.awaitType("card", 1);
     assertEquals("_va/request_permission", card.getString("method"));
@@ -117,11 +117,24 @@ class PluginRoomTest {
     plugin.tap(card.getString("key"), "allow-once", null);
     JsonObject result = plugin.awaitType("prompt_result", 1);
     assertEquals("end_turn", result.getJsonObject("response").getJsonObject("result").getString("stopReason"));
-    List<JsonObject> all = plugin.received();
-    int done = all.indexOf(plugin.await(PluginControl.method("_va/prompt_done"), 1, "prompt_done"));
-    assertTrue(done < all.indexOf(result), "_va/prompt_done comes before the prompt's answer");
     assertFalse(plugin.received(PluginControl.method("_va/thread_reply")).isEmpty());
-    assertTrue(Files.exists(gateway.workspace(threadOf("fake:77")).resolve("demo-notes.md")));
+    String thread = threadOf("fake:77");
+    assertTrue(Files.exists(gateway.workspace(thread).resolve("demo-notes.md")));
+    // The SDK keeps the chat's workspace (it sends files the agent names only from there).
+    JsonObject info = plugin.await(PluginControl.method("_va/session_info"), 1, "the session info")
+        .getJsonObject("params");
+    assertEquals("77", info.getJsonObject("target").getString("chatId"));
+    assertEquals(gateway.workspace(thread).toString(), info.getJsonObject("info").getString("workspacePath"));
+    assertEquals("demo", info.getJsonObject("info").getJsonObject("agent").getString("id"));
+    assertEquals("new", info.getJsonObject("info").getString("start"));
+    // Only methods the SDK handles, and no second message repeating what the tapped card shows.
+    java.util.Set<String> known = java.util.Set.of("_va/thread_reply", "_va/request_permission", "_va/system_text",
+        "_va/session_info", "terminal/release");
+    List<String> unknown = plugin.received().stream().map(r -> r.getString("method")).filter(java.util.Objects::nonNull)
+        .filter(m -> !known.contains(m)).distinct().toList();
+    assertEquals(List.of(), unknown, "methods VibeAround's SDK does not handle");
+    assertTrue(plugin.received(PluginControl.method("_va/system_text")).stream()
+        .noneMatch(t -> t.getJsonObject("params").getString("text").contains("was answered")), plugin.summary());
   }
 
   private long userMessages(String thread, String text) {
@@ -201,9 +214,9 @@ class PluginRoomTest {
   }
 
   @Test
-  void vibearoundOutputsReadByAPluginThatDiesBeforeTheSyncAnswerGoToTheNextProcess(Vertx vertx) throws Exception {
+  void vibearoundOutputsReadByAPluginThatDiesBeforeItsReadReceiptGoToTheNextProcess(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "vibearound", List.of());
-    plugin.act(new JsonObject().put("dieOnSync", true));
+    plugin.act(new JsonObject().put("dieOnReceipt", true));
     Thread.sleep(100); // the action is read every 20 ms
     plugin.prompt("42", "42", "/help");
     plugin.awaitType("started", 2);
@@ -340,6 +353,103 @@ class PluginRoomTest {
     assertTrue(plugin.received(r -> "card".equals(r.getString("type"))).isEmpty(), "no card in the group");
   }
 
+  private List<String> vaTexts(PluginControl plugin) {
+    return plugin.received(PluginControl.method("_va/system_text")).stream()
+        .map(t -> t.getJsonObject("params").getString("text")).toList();
+  }
+
+  @Test
+  void vibearoundOutputsWaitUntilARestartedPluginCanShowThem(Vertx vertx) throws Exception {
+    // Like the SDK: the renderer exists only once the platform answered, 1.5 s after initialize.
+    PluginControl plugin = start(vertx, "vibearound", List.of(), "render-delay=1500");
+    plugin.prompt("77", "77", "hello");
+    JsonObject card = plugin.awaitType("card", 1);
+    String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "pending").put("limit", 10))).body()
+        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+    ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
+    // While it is down the operator answers from the web: the chat must learn how its card ended.
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+        .put("optionId", "allow-once").put("surface", "web")));
+    plugin.awaitType("started", 2);
+    String told = plugin.await(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("was answered in the web chat: allowed once"), 1,
+        "the card's end").getJsonObject("params").getString("text");
+    assertTrue(told.startsWith("The permission request \u201c"), told);
+    List<JsonObject> all = plugin.received();
+    assertTrue(all.indexOf(plugin.awaitType("rendering", 2)) < all.indexOf(plugin.await(r ->
+        "_va/system_text".equals(r.getString("method")), 1, "")), "sent once the renderer existed");
+    assertEquals(List.of(), plugin.received(r -> "dropped".equals(r.getString("type"))), "nothing dropped");
+    JsonObject info = plugin.await(PluginControl.method("_va/session_info"), 2, "the session info again")
+        .getJsonObject("params").getJsonObject("info");
+    assertEquals("resumed", info.getString("start"));
+    assertEquals(card.getJsonObject("params").getString("requestId"), plugin.awaitType("card", 1)
+        .getJsonObject("params").getString("requestId"));
+  }
+
+  @Test
+  void vibearoundAMessageRedeliveredAfterACrashStartsNoSecondTurn(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of(), "redeliver");
+    plugin.prompt("77", "77", "hello once", "tg-1");
+    plugin.awaitType("card", 1);
+    ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
+    // The next process gets the message again from the platform (it was never confirmed).
+    plugin.awaitType("redelivered", 1);
+    JsonObject answered = plugin.awaitType("prompt_result", 1);
+    assertEquals("end_turn", answered.getJsonObject("response").getJsonObject("result").getString("stopReason"));
+    // The first turn's card, sent again to the new process, is tapped there and the turn ends once.
+    plugin.tap(plugin.awaitType("card", 2).getString("key"), "allow-once", null);
+    waitFor(() -> userMessages(threadOf("fake:77"), "hello once") == 1
+        && await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject()
+            .put("threadId", threadOf("fake:77")))).body().getBoolean("busy") == Boolean.FALSE, "the one turn to end");
+    Thread.sleep(500);
+    assertEquals(1, userMessages(threadOf("fake:77"), "hello once"), "one turn");
+    assertEquals(2, plugin.received(r -> "card".equals(r.getString("type"))).size(), "no card of a second turn");
+  }
+
+  @Test
+  void vibearoundTapsReadOnlyAfterThePromptAndTheSdksEndOfTurnRejectChangeNothing(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of(), "taps-after-prompt");
+    plugin.prompt("77", "77", "please");
+    JsonObject card = plugin.awaitType("card", 1);
+    String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "pending").put("limit", 10))).body()
+        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+    plugin.tap(card.getString("key"), "allow-once", null); // not read while the prompt runs
+    // The chat cannot answer while its prompt runs; the operator's console can, and does.
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+        .put("optionId", "allow-once").put("surface", "web")));
+    plugin.awaitType("prompt_result", 1);
+    plugin.awaitType("auto_reject", 1); // the SDK rejects the card it still shows when the prompt ends
+    plugin.awaitType("tap_dropped", 1); // and the person's tap, read now, finds it handled
+    Thread.sleep(1_000);
+    JsonObject row = ledger(requestId);
+    assertEquals("allow-once", row.getJsonObject("outcome").getString("optionId"));
+    assertEquals("web", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    JsonArray events = row.getJsonArray("events");
+    assertEquals("selected", events.getJsonObject(events.size() - 1).getString("event"), "nothing after the end");
+    assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).size(), "the card not asked again");
+    assertTrue(vaTexts(plugin).stream().noneMatch(t -> t.contains("Only") || t.contains("already")), vaTexts(plugin).toString());
+  }
+
+  @Test
+  void vibearoundGroupCardsOptedInCountAnyMembersTapAndTheAuditSaysAGroupMember(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of("42"), "cards-in-groups");
+    for (String[] who : new String[][] {{"g1", "42"}, {"g2", "99"}}) { // an approver's thread, then a stranger's
+      plugin.act(new JsonObject().put("prompt", "group work").put("chat", who[0]).put("sender", who[1])
+          .put("scope", "group"));
+      JsonObject card = plugin.await(r -> "card".equals(r.getString("type")) && who[0].equals(r.getJsonObject("params")
+          .getJsonObject("target").getString("chatId")), 1, "the card in " + who[0]);
+      String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+          new JsonObject().put("state", "pending").put("limit", 10).put("threadId", threadOf("fake:" + who[0])))).body()
+          .getJsonArray("requests").getJsonObject(0).getString("requestId");
+      plugin.tap(card.getString("key"), "allow-once", null);
+      waitFor(() -> "selected".equals(ledger(requestId).getString("state")), "the tap in " + who[0] + " to count");
+      assertEquals(PluginSupervisor.GROUP_MEMBER, ledger(requestId).getJsonObject("outcome")
+          .getJsonObject("answeredBy").getString("user"), "never someone else's id");
+    }
+  }
+
   @Test
   void aFullLaneIsAClearErrorToThePlugin(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
@@ -369,11 +479,15 @@ class PluginRoomTest {
     // 99's next message starts 99's own thread at once (the chat no longer waits on T1's turn).
     plugin.prompt("group-1", "99", "my own thread");
     plugin.awaitType("card", 2);
-    // T1's card, tapped by 99 (the starter of the chat's current thread): judged against T1's starter.
+    // T1's card, tapped by 99 (the starter of the chat's current thread): it has ended, so the tap is
+    // told so, and nothing is recorded after the end, nor the card asked again.
     plugin.tap(first.getString("key"), "allow-once", "99");
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
-        && r.getJsonObject("params").getString("text").contains("Only 42"), 1, "the refusal");
+        && r.getJsonObject("params").getString("text").contains("already answered or ended"), 1, "the answer");
     assertEquals("cancelled", ledger(requestId).getString("state"));
+    JsonArray events = ledger(requestId).getJsonArray("events");
+    assertEquals("cancelled", events.getJsonObject(events.size() - 1).getString("event"), "nothing after the end");
+    assertEquals(2, plugin.received(r -> "card".equals(r.getString("type"))).size(), "T1's card not asked again");
   }
 
   @Test

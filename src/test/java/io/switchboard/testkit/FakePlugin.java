@@ -16,28 +16,51 @@ import java.util.concurrent.ConcurrentHashMap;
  * A scripted IM plugin, run as a child process: the ACP client side of either dialect
  * ({@code acp} or {@code vibearound}). A test drives it through files in a control folder: it
  * appends actions to {@code in.jsonl} (prompt, tap, cancel, exit, garbage, stop reading, stop
- * acknowledging, die on the next sync request) and reads
+ * acknowledging, die on the next read receipt) and reads
  * everything the gateway sent in {@code out.jsonl}, one JSON object a line with a {@code type}.
  * In the acp dialect it acknowledges every durable output it receives, unless told not to.
+ *
+ * <p>In the vibearound dialect it behaves like VibeAround's SDK where it matters
+ * (jazzenchen/va-plugin-channel-sdk, docs/protocol-plugins.md): its renderer is ready only
+ * {@code render-delay=<ms>} after initialize (outputs before are dropped, recorded as
+ * {@code dropped}; a card is answered cancelled), and then it sends heartbeats; when a chat's
+ * prompt ends, its cards still open are answered {@code reject_once}; with {@code taps-after-prompt}
+ * (0.6.x's Telegram plugin) a tap is read only once the chat's prompt has ended, and dropped if
+ * its card was answered meanwhile; with {@code redeliver}, prompts a dead process had not finished
+ * are sent again by the next one, with the same message ids (the platform's redelivery).
  */
 public final class FakePlugin extends StdioPeer {
   private final String dialect;
   private final Path control;
   private volatile boolean acknowledge;
-  /** Exit (code 7) on the next {@code _switchboard/sync} request instead of answering it. */
-  private volatile boolean dieOnSync;
   /** Cards waiting for a tap, by output id (acp) or request id (vibearound). */
   private final Map<String, CompletableFuture<JsonObject>> cards = new ConcurrentHashMap<>();
   private volatile boolean reading = true;
+  /** Exit (code 7) on the next read receipt ({@code terminal/release}) instead of answering it. */
+  private volatile boolean dieOnReceipt;
+  /** vibearound: whether the renderer exists yet. */
+  private volatile boolean rendering;
+  private final long renderDelayMs;
+  private final boolean tapsAfterPrompt;
+  private final boolean redeliver;
+  /** vibearound: open cards by request id -> {chatId, options}. */
+  private final Map<String, JsonObject> openCards = new ConcurrentHashMap<>();
+  /** Chats whose prompt is in flight (taps wait while {@code taps-after-prompt}). */
+  private final Map<String, Integer> prompting = new ConcurrentHashMap<>();
 
-  private FakePlugin(String dialect, Path control, boolean acknowledge) {
+  private FakePlugin(String dialect, Path control, List<String> flags) {
     this.dialect = dialect;
     this.control = control;
-    this.acknowledge = acknowledge;
+    this.acknowledge = !flags.contains("no-ack");
+    this.renderDelayMs = flags.stream().filter(f -> f.startsWith("render-delay=")).findFirst()
+        .map(f -> Long.parseLong(f.substring("render-delay=".length()))).orElse(0L);
+    this.tapsAfterPrompt = flags.contains("taps-after-prompt");
+    this.redeliver = flags.contains("redeliver");
+    this.rendering = !dialect.equals("vibearound");
   }
 
   public static void main(String[] args) throws Exception {
-    FakePlugin plugin = new FakePlugin(args[0], Path.of(args[1]), !List.of(args).contains("no-ack"));
+    FakePlugin plugin = new FakePlugin(args[0], Path.of(args[1]), List.of(args));
     plugin.record(new JsonObject().put("type", "started").put("pid", ProcessHandle.current().pid())
         .put("stateDir", System.getenv(args[0].equals("acp") ? "SWITCHBOARD_PLUGIN_STATE_DIR"
             : "VIBEAROUND_PLUGIN_STATE_DIR")));
@@ -56,6 +79,12 @@ public final class FakePlugin extends StdioPeer {
       JsonObject init = request("initialize", new JsonObject().put("protocolVersion", 1)
           .put(dialect.equals("acp") ? "clientCapabilities" : "capabilities", new JsonObject()));
       record(new JsonObject().put("type", "initialized").put("response", init));
+      if (!rendering) {
+        // The SDK makes its renderer after the platform answered (getMe), then starts its heartbeat.
+        Thread ready = new Thread(this::becomeReady, "fake-plugin-renderer");
+        ready.setDaemon(true);
+        ready.start();
+      }
       while (true) {
         List<String> lines = Files.exists(in) ? Files.readAllLines(in) : List.of();
         for (; done < lines.size(); done++) {
@@ -71,10 +100,91 @@ public final class FakePlugin extends StdioPeer {
     }
   }
 
+  private void becomeReady() {
+    try {
+      Thread.sleep(renderDelayMs);
+      rendering = true;
+      record(new JsonObject().put("type", "rendering"));
+      if (redeliver) {
+        redeliverUnfinished();
+      }
+      while (true) {
+        send(new JsonObject().put("jsonrpc", "2.0").put("method", "_va/heartbeat")
+            .put("params", new JsonObject().put("ts", System.currentTimeMillis())));
+        Thread.sleep(30_000);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The platform hands over again what the dead process had fetched but not finished. */
+  private void redeliverUnfinished() {
+    try {
+      Path log = control.resolve("inbound.jsonl");
+      List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+      Map<String, JsonObject> open = new java.util.LinkedHashMap<>();
+      for (String line : lines) {
+        JsonObject e = new JsonObject(line);
+        if (e.getBoolean("done", false)) {
+          open.remove(e.getString("messageId"));
+        } else {
+          open.put(e.getString("messageId"), e.getJsonObject("action"));
+        }
+      }
+      for (JsonObject action : open.values()) {
+        record(new JsonObject().put("type", "redelivered").put("action", action));
+        Thread t = new Thread(() -> act(action));
+        t.setDaemon(true);
+        t.start();
+      }
+    } catch (IOException e) {
+      e.printStackTrace();
+    }
+  }
+
+  private synchronized void inboundLog(JsonObject entry) {
+    try {
+      Files.writeString(control.resolve("inbound.jsonl"), entry.encode() + "\n", StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      e.printStackTrace();
+    }
+  }
+
+  /**
+   * The SDK's end of a chat's prompt: its cards still open are answered with their reject_once
+   * option, before the platform's next updates (a tap waiting in {@code taps-after-prompt}) are read.
+   */
+  private void promptEnded(String chat) {
+    for (Map.Entry<String, JsonObject> open : openCards.entrySet()) {
+      if (!chat.equals(open.getValue().getString("chatId"))) {
+        continue;
+      }
+      String reject = open.getValue().getJsonArray("options").stream().map(o -> (JsonObject) o)
+          .filter(o -> "reject_once".equals(o.getString("kind"))).map(o -> o.getString("optionId")).findFirst()
+          .orElse(null);
+      CompletableFuture<JsonObject> card = cards.get(open.getKey());
+      if (card != null && card.complete(reject == null ? new JsonObject().put("outcome",
+          new JsonObject().put("outcome", "cancelled")) : new JsonObject().put("outcome",
+          new JsonObject().put("outcome", "selected").put("optionId", reject)))) {
+        record(new JsonObject().put("type", "auto_reject").put("key", open.getKey()));
+      }
+    }
+    prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
+  }
+
   private void act(JsonObject a) {
     try {
       if (a.containsKey("prompt")) {
         String chat = a.getString("chat", "42");
+        while (!rendering) {
+          Thread.sleep(20); // the platform's messages are read only once the bot started, after the renderer
+        }
+        prompting.merge(chat, 1, Integer::sum);
+        if (redeliver && a.getString("messageId") != null) {
+          inboundLog(new JsonObject().put("messageId", a.getString("messageId")).put("action", a));
+        }
         JsonObject routing = new JsonObject().put("chatId", chat).put("senderId", a.getString("sender", "42"))
             .put("scope", a.getString("scope", "dm"));
         String messageId = a.getString("messageId");
@@ -89,16 +199,30 @@ public final class FakePlugin extends StdioPeer {
             .put("_meta", meta));
         record(new JsonObject().put("type", "prompt_result").put("chat", chat).put("prompt", a.getString("prompt"))
             .put("response", response));
+        if (redeliver && a.getString("messageId") != null) {
+          inboundLog(new JsonObject().put("messageId", a.getString("messageId")).put("done", true));
+        }
+        if (dialect.equals("vibearound")) {
+          promptEnded(chat);
+        } else {
+          prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
+        }
       } else if (a.containsKey("tap")) {
         JsonObject tap = a.getJsonObject("tap");
+        JsonObject open = openCards.get(tap.getString("card"));
+        if (tapsAfterPrompt && open != null) {
+          while (prompting.containsKey(open.getString("chatId"))) {
+            Thread.sleep(20); // the platform's updates are fetched only after the prompt's handler returns
+          }
+        }
         JsonObject result = new JsonObject().put("outcome", new JsonObject().put("outcome", "selected")
             .put("optionId", tap.getString("optionId")));
         if (tap.containsKey("sender")) {
           result.put("_meta", new JsonObject().put("switchboard", new JsonObject().put("senderId", tap.getString("sender"))));
         }
         CompletableFuture<JsonObject> card = cards.get(tap.getString("card"));
-        if (card != null) {
-          card.complete(result);
+        if (card == null || !card.complete(result)) {
+          record(new JsonObject().put("type", "tap_dropped").put("key", tap.getString("card"))); // "already handled"
         }
       } else if (a.containsKey("cancel")) {
         JsonObject routing = new JsonObject().put("chatId", a.getString("cancel"));
@@ -117,8 +241,8 @@ public final class FakePlugin extends StdioPeer {
         }
       } else if (a.containsKey("acking")) {
         acknowledge = a.getBoolean("acking");
-      } else if (a.containsKey("dieOnSync")) {
-        dieOnSync = a.getBoolean("dieOnSync");
+      } else if (a.containsKey("dieOnReceipt")) {
+        dieOnReceipt = a.getBoolean("dieOnReceipt");
       } else if (a.containsKey("stopReading")) {
         reading = false;
       } else if (a.containsKey("exit")) {
@@ -140,6 +264,15 @@ public final class FakePlugin extends StdioPeer {
 
   @Override
   protected void arrived(String method, JsonObject params) {
+    if (!rendering && method.startsWith("_va/")) {
+      record(new JsonObject().put("type", "dropped").put("method", method).put("params", params));
+      return;
+    }
+    if (method.equals("_va/request_permission")) {
+      openCards.put(params.getString("requestId"), new JsonObject()
+          .put("chatId", params.getJsonObject("target").getString("chatId"))
+          .put("options", params.getJsonObject("request").getJsonArray("options")));
+    }
     if (isCard(method)) {
       // Recorded in the order read: a sync answered later proves this card was read before it.
       String key = cardKey(method, params);
@@ -151,6 +284,9 @@ public final class FakePlugin extends StdioPeer {
   @Override
   protected Object handle(String method, JsonObject params) throws Exception {
     waitWhileNotReading();
+    if (!rendering && method.startsWith("_va/")) {
+      return new JsonObject().put("outcome", new JsonObject().put("outcome", "cancelled")); // no renderer yet
+    }
     if (isCard(method)) {
       String key = cardKey(method, params);
       CompletableFuture<JsonObject> tap = cards.computeIfAbsent(key, k -> new CompletableFuture<>());
@@ -159,9 +295,10 @@ public final class FakePlugin extends StdioPeer {
       }
       JsonObject answer = tap.get();
       cards.remove(key, tap);
+      openCards.remove(key);
       return answer;
     }
-    if (dieOnSync && method.equals("_switchboard/sync")) {
+    if (dieOnReceipt && method.equals("terminal/release")) {
       Runtime.getRuntime().halt(7); // read the outputs, died before confirming them
     }
     // Recorded just before the answer: a recorded sync is one this process answered.
@@ -172,6 +309,9 @@ public final class FakePlugin extends StdioPeer {
   @Override
   protected void notification(String method, JsonObject params) {
     waitWhileNotReading();
+    if (!rendering && method.startsWith("_va/")) {
+      return; // recorded as dropped when it arrived
+    }
     record(new JsonObject().put("type", "notification").put("method", method).put("params", params));
     if (dialect.equals("acp") && params.getValue("outputId") instanceof String id) {
       ack(id);

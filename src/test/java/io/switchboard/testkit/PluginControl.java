@@ -29,8 +29,9 @@ public final class PluginControl {
   public PluginSpec spec(String id, String dialect, List<String> approvers, List<String> users, String... flags) {
     List<String> args = new ArrayList<>(List.of(dialect, dir.toString()));
     args.addAll(List.of(flags));
+    // "cards-in-groups" is the plugin's cardsInGroups setting (the fake plugin ignores the flag).
     return new PluginSpec(id, dialect, AgentHarness.javaArgv(FakePlugin.class, args.toArray(String[]::new)), null,
-        Map.of(), new JsonObject().put("bot_token", "test"), approvers, null, false, users);
+        Map.of(), new JsonObject().put("bot_token", "test"), approvers, null, args.contains("cards-in-groups"), users);
   }
 
   /** A gateway config: its data in {@code dataDir}, the fast demo agent, and this fake plugin as {@code im}. */

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
 import io.switchboard.testkit.AgentHarness;
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.GatewayHarness;
@@ -308,7 +309,7 @@ class ChatProtocolTest {
     c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "reject"));
     assertEquals("already_answered", error(c).getString("code"));
 
-    // A card raised while only an IM chat was attached: the web sees it but may not answer it.
+    // A card raised while only an IM chat was attached: the web (the operator's console) may answer it.
     JsonObject im = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_CREATE,
         new JsonObject().put("agent", "demo").put("surface", "telegram:42"))).body();
     String imThread = im.getString("threadId");
@@ -321,7 +322,20 @@ class ChatProtocolTest {
     c.send(new JsonObject().put("type", "attach").put("threadId", imThread));
     String imRequest = c.next("permission_request").getString("requestId");
     c.send(new JsonObject().put("type", "permission_answer").put("requestId", imRequest).put("optionId", "allow-once"));
-    assertEquals("not_eligible", error(c).getString("code"));
+    assertEquals("web", c.next(f -> "permission_resolved".equals(f.getString("type"))
+        && imRequest.equals(f.getString("requestId")), "the IM card answered from the web")
+        .getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    // Another chat still may not.
+    c.send(new JsonObject().put("type", "prompt").put("threadId", imThread).put("text", "again")
+        .put("surface", "telegram:42"));
+    String second = c.next(f -> "permission_request".equals(f.getString("type"))
+        && !imRequest.equals(f.getString("requestId")), "the second IM card").getString("requestId");
+    assertEquals(ErrorCode.NOT_ELIGIBLE, io.switchboard.testkit.PermissionHarness.errorOf(vertx.eventBus().request(
+        Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", second).put("optionId", "allow-once")
+            .put("surface", "slack:C1"))));
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", second).put("optionId", "reject"));
+    c.next(f -> "permission_resolved".equals(f.getString("type")) && second.equals(f.getString("requestId")),
+        "the second card answered from the web");
 
     // A full lane: 16 prompts wait at most.
     String busyThread = newThread(c);
