@@ -142,9 +142,11 @@ class FaultSuiteIT {
       } else if (action < 77) {
         killAgent(random);
       } else if (action < 80) {
-        if (mayKill("im")) {
-          fault("kill -9 im plugin");
-          restart(im, () -> { });
+        // Either dialect's plugin: the plugin steps run in both.
+        boolean acp = random.nextBoolean();
+        if (mayKill(acp ? "im" : "va")) {
+          fault("kill -9 " + (acp ? "im" : "va") + " plugin");
+          restart(acp ? im : va, () -> { });
         }
       } else if (action < 83) {
         if (mayKill("im")) {

@@ -359,6 +359,32 @@ class PluginRoomTest {
   }
 
   @Test
+  void vibearoundEachTurnRepliesToItsOwnMessage(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.prompt("77", "77", "first", "msg-A");
+    JsonObject card = plugin.awaitType("card", 1);
+    assertEquals("msg-A", card.getJsonObject("params").getJsonObject("target").getString("replyTo"));
+    plugin.prompt("77", "77", "second", "msg-B"); // sent while the first turn waits on its card
+    Thread.sleep(300);
+    int before = plugin.received().size();
+    plugin.tap(card.getString("key"), "allow-once", null);
+    plugin.await(r -> "prompt_result".equals(r.getString("type")) && "first".equals(r.getString("prompt")), 1,
+        "the first prompt's answer");
+    JsonObject second = plugin.awaitType("card", 2);
+    // What came after the tap: the rest of the first turn, then the second turn's start, in that order.
+    List<String> replyTo = plugin.received().subList(before, plugin.received().size()).stream()
+        .filter(r -> "_va/thread_reply".equals(r.getString("method")))
+        .map(r -> r.getJsonObject("params").getJsonObject("target").getString("replyTo")).toList();
+    assertEquals("msg-A", replyTo.get(0), "the rest of the first turn replies to the first message: " + replyTo);
+    assertTrue(String.join(",", replyTo).matches("(msg-A,?)+(msg-B,?)*"), "never the first after the second: "
+        + replyTo);
+    assertEquals("msg-B", second.getJsonObject("params").getJsonObject("target").getString("replyTo"),
+        "the second turn replies to the second message");
+    plugin.tap(second.getString("key"), "allow-once", null);
+    plugin.awaitType("prompt_result", 2);
+  }
+
+  @Test
   void vibearoundOutputsWaitUntilARestartedPluginCanShowThem(Vertx vertx) throws Exception {
     // Like the SDK: the renderer exists only once the platform answered, 1.5 s after initialize.
     PluginControl plugin = start(vertx, "vibearound", List.of(), "render-delay=1500");
