@@ -44,7 +44,11 @@ class LauncherIT {
   record Result(int code, String out, String err) {}
 
   private Process start(String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of("java", "-jar", JAR.toString()));
+    return startJar(JAR, args);
+  }
+
+  private Process startJar(Path jar, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of("java", "-jar", jar.toString()));
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("SWITCHBOARD_"));
@@ -147,6 +151,29 @@ class LauncherIT {
     assertEquals(2, unknown.code());
     assertTrue(unknown.err().contains("agentz"), unknown.err());
     assertFalse(Files.exists(dir.resolve("data")), "a refused configuration changes nothing");
+  }
+
+  /** The per-CPU jar (docs/operations.md, "Which jar") holds only its CPU's SQLite native, and runs. */
+  @Test
+  void theJarForThisCpuHoldsOnlyItsSqliteNativeAndRuns() throws Exception {
+    String arch = switch (System.getProperty("os.arch")) {
+      case "amd64", "x86_64" -> "x86_64";
+      case "aarch64" -> "aarch64";
+      default -> null;
+    };
+    org.junit.jupiter.api.Assumptions.assumeTrue(arch != null, "no per-CPU jar is built for " + System.getProperty("os.arch"));
+    Path jar = JAR.resolveSibling("switchboard-linux-" + arch + ".jar");
+    List<String> natives = new ArrayList<>();
+    try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(jar.toFile())) {
+      zip.stream().map(java.util.zip.ZipEntry::getName).filter(n -> n.endsWith(".so")).forEach(natives::add);
+    }
+    assertEquals(List.of("org/sqlite/native/Linux/" + arch + "/libsqlitejdbc.so"), natives);
+    Process p = startJar(jar, "--port", "0");
+    int port = awaitStart(p, true).port();
+    HttpResponse<String> ready = get(port, "/readyz"); // the database took a write: the native loaded
+    assertEquals(200, ready.statusCode(), ready.body());
+    p.destroy();
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
   }
 
   @Test
