@@ -353,6 +353,13 @@ class PluginRoomTest {
     assertTrue(plugin.received(r -> "card".equals(r.getString("type"))).isEmpty(), "no card in the group");
   }
 
+  /** The id of the one request pending in the ledger. */
+  private String onlyPendingRequest() {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
+        new JsonObject().put("state", "pending").put("limit", 10))).body()
+        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+  }
+
   private List<String> vaTexts(PluginControl plugin) {
     return plugin.received(PluginControl.method("_va/system_text")).stream()
         .map(t -> t.getJsonObject("params").getString("text")).toList();
@@ -390,9 +397,7 @@ class PluginRoomTest {
     PluginControl plugin = start(vertx, "vibearound", List.of(), "render-delay=1500");
     plugin.prompt("77", "77", "hello");
     JsonObject card = plugin.awaitType("card", 1);
-    String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
-        new JsonObject().put("state", "pending").put("limit", 10))).body()
-        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+    String requestId = onlyPendingRequest();
     ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
     // While it is down the operator answers from the web: the chat must learn how its card ended.
     await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
@@ -438,9 +443,7 @@ class PluginRoomTest {
     PluginControl plugin = start(vertx, "vibearound", List.of(), "taps-after-prompt");
     plugin.prompt("77", "77", "please");
     JsonObject card = plugin.awaitType("card", 1);
-    String requestId = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
-        new JsonObject().put("state", "pending").put("limit", 10))).body()
-        .getJsonArray("requests").getJsonObject(0).getString("requestId");
+    String requestId = onlyPendingRequest();
     plugin.tap(card.getString("key"), "allow-once", null); // not read while the prompt runs
     // The chat cannot answer while its prompt runs; the operator's console can, and does.
     await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)

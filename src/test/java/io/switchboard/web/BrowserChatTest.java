@@ -100,6 +100,16 @@ class BrowserChatTest {
     return threadId();
   }
 
+  /** Logs in at 390x844 and starts a thread from the phone menu. */
+  private void startThreadOnAPhone() {
+    browser.manage().window().setSize(new Dimension(390, 844));
+    logIn();
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+  }
+
   private String threadId() {
     waitFor(() -> threadIds().size() == 1, "the thread to exist");
     return threadIds().get(0);
@@ -546,12 +556,7 @@ class BrowserChatTest {
 
   @Test
   void anAttachedImageReachesTheAgentAndStaysInHistoryOnAPhone() throws Exception {
-    browser.manage().window().setSize(new Dimension(390, 844));
-    logIn();
-    browser.findElement(By.id("menu")).click();
-    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
-    browser.findElement(By.cssSelector("#new-thread button")).click();
-    waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+    startThreadOnAPhone();
     assertTrue(browser.findElement(By.id("attach")).isDisplayed(), "an attach button before the agent ever ran");
     Path picture = dir.resolve("screen.png");
     Files.write(picture, io.switchboard.testkit.TestImages.png(1200, 800));
@@ -669,12 +674,7 @@ class BrowserChatTest {
 
   @Test
   void aPhoneSizedWindow() throws Exception {
-    browser.manage().window().setSize(new Dimension(390, 844));
-    logIn();
-    browser.findElement(By.id("menu")).click();
-    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
-    browser.findElement(By.cssSelector("#new-thread button")).click();
-    waiting().until(d -> d.findElement(By.id("input")).isEnabled());
+    startThreadOnAPhone();
     say("hello from a phone");
     WebElement card = awaitCard();
     screenshot("phone-card");

@@ -81,6 +81,14 @@ class ChatProtocolTest {
     return t.getString("threadId");
   }
 
+  /** A new thread, attached to by {@code c} (its attach ended). */
+  private String attachedThread(ChatClient c) {
+    String t = newThread(c);
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    c.next("turn");
+    return t;
+  }
+
   private JsonObject error(ChatClient c) {
     return c.next("error");
   }
@@ -181,9 +189,7 @@ class ChatProtocolTest {
   @Test
   void anImageReachesTheAgentAndTheTranscriptKeepsOnlyAPreview() throws Exception {
     ChatClient c = client();
-    String t = newThread(c);
-    c.send(new JsonObject().put("type", "attach").put("threadId", t));
-    c.next("turn");
+    String t = attachedThread(c);
     String data = io.switchboard.testkit.TestImages.pngBase64(300, 200);
     c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "")
         .put("images", new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", data))));
@@ -421,9 +427,7 @@ class ChatProtocolTest {
   @Test
   void aBrowserThatStopsReadingIsDisconnectedWithAReason() throws Exception {
     ChatClient slow = client();
-    String t = newThread(slow);
-    slow.send(new JsonObject().put("type", "attach").put("threadId", t));
-    slow.next("turn");
+    String t = attachedThread(slow);
     slow.ws.pause();
     String chunk = "z".repeat(500_000);
     for (int i = 0; i < 100; i++) {
