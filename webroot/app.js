@@ -203,6 +203,25 @@ $('new-thread').addEventListener('submit', (ev) => {
 
 // A thread made here, in another tab or from an IM chat: every page lists it at once.
 function threadCreated(f) {
+  if (f.deleted) {
+    // Deleted (here or in another tab): gone from the lists; a page that had it open moves on.
+    state.threads.delete(f.threadId);
+    if (state.current === f.threadId) {
+      state.current = null;
+      const next = [...state.threads.values()].reverse().find((x) => !x.info.archived);
+      if (next) open(next.info.threadId);
+      else {
+        $('log').replaceChildren(el('p', 'empty', 'That thread was deleted. Start a new one on the left.'));
+        $('thread-title').textContent = 'No thread yet';
+        $('input').disabled = true;
+        $('send').disabled = true;
+        renderArchive();
+      }
+    }
+    renderThreads();
+    renderTitle();
+    return;
+  }
   const known = state.threads.has(f.threadId);
   const t = threadOf(f.threadId);
   if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false };
@@ -255,7 +274,16 @@ function renderThreads() {
     restore.type = 'button';
     restore.setAttribute('aria-label', 'Restore ' + (t.info.title || 'this thread'));
     restore.addEventListener('click', () => send({ type: 'archive_thread', threadId: t.info.threadId, archived: false }));
-    li.append(b, restore);
+    const remove = el('button', 'delete', 'Delete');
+    remove.type = 'button';
+    remove.setAttribute('aria-label', 'Delete ' + (t.info.title || 'this thread') + ' for good');
+    remove.addEventListener('click', () => {
+      if (window.confirm('Delete \u201c' + (t.info.title || 'this thread') + '\u201d for good? Its conversation and '
+        + 'its workspace files are removed; the permission audit keeps its requests.')) {
+        send({ type: 'delete_thread', threadId: t.info.threadId });
+      }
+    });
+    li.append(b, restore, remove);
     return li;
   }));
   const list = $('threads');

@@ -46,6 +46,8 @@ public final class Addresses {
   public static final String STORE_THREAD_SAVE = "sb.store.thread.save";
   public static final String STORE_THREAD_ROUTE = "sb.store.thread.route";
   public static final String STORE_THREAD_LIST = "sb.store.thread.list";
+  /** {@code {threadId}}: removes the thread's row, routes and transcript (the ledger keeps its requests). */
+  public static final String STORE_THREAD_DELETE = "sb.store.thread.delete";
   /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
   public static final String STORE_WEB_SESSION_SAVE = "sb.store.web-session.save";
   /** {@code {pluginId, chatId, messageId}} → {@code {seen}}: whether that chat message already became a prompt. */
@@ -78,6 +80,8 @@ public final class Addresses {
   public static final String THREAD_RENAME = "sb.thread.rename";
   /** {@code {threadId, archived}}: hides a thread from the lists (or restores it); refused while it is at work. */
   public static final String THREAD_ARCHIVE = "sb.thread.archive";
+  /** {@code {threadId}}: deletes an archived, idle thread that no chat follows: its transcript and workspace. */
+  public static final String THREAD_DELETE = "sb.thread.delete";
   /** {@code {threadId, modeId}}: the thread's agent switches to that ACP session mode. */
   public static final String THREAD_SET_MODE = "sb.thread.set-mode";
   /** {@code {threadId, configId, value}}: the thread's agent takes that session config value. */

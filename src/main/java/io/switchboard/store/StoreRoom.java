@@ -89,6 +89,7 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_LEDGER_LIST, this::list);
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_SAVE, m -> enqueue(m, this::saveThread));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
+      bus.<JsonObject>consumer(Addresses.STORE_THREAD_DELETE, m -> enqueue(m, this::deleteThread));
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript, false));
       bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
       bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_SAVE, m -> enqueue(m, this::saveWebSession));
@@ -546,6 +547,17 @@ public final class StoreRoom extends VerticleBase {
                                                 title_by = excluded.title_by, archived_at = excluded.archived_at""",
           id, agentId, workspace, title, session, at, startedBy, titleBy, archivedAt);
       return new JsonObject().put("threadId", id);
+    };
+  }
+
+  /** A deleted thread: its transcript, routes and row, in one transaction; the ledger keeps its requests. */
+  private Write deleteThread(JsonObject b) {
+    String id = required(b, "threadId");
+    return conn -> {
+      int events = update(conn, "DELETE FROM transcript WHERE thread_id = ?", id);
+      update(conn, "DELETE FROM thread_route WHERE thread_id = ?", id);
+      update(conn, "DELETE FROM thread WHERE thread_id = ?", id);
+      return new JsonObject().put("threadId", id).put("events", events);
     };
   }
 

@@ -11,11 +11,14 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -58,6 +61,8 @@ public final class ThreadRoom extends VerticleBase {
     String titleBy;
     /** When a person archived it (null: in the list). */
     Long archivedAt;
+    /** Its deletion is under way: nothing new starts in it. */
+    boolean deleting;
     long lastSeq;
     boolean busy;
     final Set<String> routes = new LinkedHashSet<>();
@@ -115,6 +120,7 @@ public final class ThreadRoom extends VerticleBase {
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
       bus.<JsonObject>consumer(Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_ARCHIVE, m -> withThread(m, t -> archive(m, t)));
+      bus.<JsonObject>consumer(Addresses.THREAD_DELETE, m -> withThread(m, t -> delete(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_CONFIG, m -> withThread(m, t -> setConfig(m, t)));
       bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
         if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
@@ -199,6 +205,10 @@ public final class ThreadRoom extends VerticleBase {
 
   private void prompt(Message<JsonObject> m, ThreadState t) {
     JsonObject b = m.body();
+    if (t.deleting) {
+      ErrorCode.UNKNOWN_THREAD.fail(m, "thread " + t.id + " is being deleted");
+      return;
+    }
     PromptImages.Checked images;
     try {
       images = PromptImages.check(b.getValue("images"));
@@ -285,6 +295,83 @@ public final class ThreadRoom extends VerticleBase {
     }
     t.archivedAt = archived ? (t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt) : null;
     saveAndAnnounce(m, t, archived ? "the archiving" : "the restoring");
+  }
+
+  /**
+   * Deletes a thread for good: its agent stopped, its transcript, routes and row removed, its
+   * workspace folder removed (links inside it are removed, never followed). Only an archived thread
+   * (two steps: nothing is deleted by one slip), idle, that no chat follows (a chat would be left
+   * pointing at nothing; it sends /new first). The ledger keeps its permission requests: the audit
+   * trail outlives the conversation.
+   */
+  private void delete(Message<JsonObject> m, ThreadState t) {
+    List<String> chats = t.routes.stream().filter(s -> !s.equals("web")).toList();
+    if (t.archivedAt == null) {
+      ErrorCode.BAD_REQUEST.fail(m, "thread " + t.id + " is not archived; archive it before deleting it");
+    } else if (t.busy || t.deleting) {
+      ErrorCode.BUSY.fail(m, "thread " + t.id + (t.deleting ? " is being deleted" : " is at work"));
+    } else if (!chats.isEmpty()) {
+      ErrorCode.BAD_REQUEST.fail(m, "the chats " + chats + " still follow thread " + t.id
+          + "; send /new there (or wait for them to move on) before deleting it");
+    } else {
+      t.deleting = true;
+      Path workspace = Path.of(t.workspace);
+      bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id))
+          .compose(x -> bus.request(Addresses.STORE_THREAD_DELETE, new JsonObject().put("threadId", t.id)))
+          .compose(x -> vertx.executeBlocking(() -> removeTree(workspace), false))
+          .onSuccess(left -> {
+            threads.remove(t.id);
+            if (left > 0) {
+              log.warn("thread {} deleted; {} files of its workspace {} could not be removed", t.id, left, workspace);
+            } else {
+              log.info("thread {} deleted with its workspace", t.id);
+            }
+            JsonObject gone = t.toJson().put("deleted", true);
+            bus.publish(Addresses.THREAD_CHANGED, gone);
+            m.reply(gone);
+          })
+          .onFailure(err -> {
+            t.deleting = false;
+            log.error("thread {} could not be deleted", t.id, err);
+            ErrorCode.STORE_FAILED.fail(m, "could not delete thread " + t.id + ": " + err.getMessage());
+          });
+    }
+  }
+
+  /** Removes a folder and what is in it without following links; returns how many entries it could not remove. */
+  private static int removeTree(Path root) throws java.io.IOException {
+    if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return 0;
+    }
+    int[] left = {0};
+    Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+      @Override
+      public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+        remove(file);
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public java.nio.file.FileVisitResult visitFileFailed(Path file, java.io.IOException e) {
+        remove(file);
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public java.nio.file.FileVisitResult postVisitDirectory(Path dir, java.io.IOException e) {
+        remove(dir);
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+
+      private void remove(Path p) {
+        try {
+          Files.delete(p);
+        } catch (java.io.IOException e) {
+          left[0]++;
+        }
+      }
+    });
+    return left[0];
   }
 
   /** Saves the thread's row, then tells every surface (and the asker) what it is now. */

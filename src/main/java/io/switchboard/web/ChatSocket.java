@@ -131,6 +131,7 @@ final class ChatSocket {
         case "set_mode" -> setMode(f);
         case "rename_thread" -> rename(f);
         case "archive_thread" -> archive(f);
+        case "delete_thread" -> toThread(Addresses.THREAD_DELETE, new JsonObject().put("threadId", text(f, "threadId")));
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         default -> throw new BadFrame("unknown type \"" + type + "\"");

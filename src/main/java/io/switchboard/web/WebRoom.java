@@ -152,6 +152,9 @@ public final class WebRoom extends VerticleBase {
       JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
           .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"))
           .put("archived", m.body().getBoolean("archived", false));
+      if (m.body().getBoolean("deleted", false)) {
+        frame.put("deleted", true);
+      }
       new ArrayList<>(open).forEach(s -> s.notice(frame));
     });
     bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {

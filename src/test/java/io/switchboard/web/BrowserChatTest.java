@@ -670,6 +670,25 @@ class BrowserChatTest {
     restore.click();
     waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 2);
     assertFalse(browser.findElement(By.id("archived")).isDisplayed());
+    // Deleting takes two steps: archive, then Delete there and confirm.
+    browser.findElements(By.cssSelector("#threads li button")).stream()
+        .filter(b -> b.getText().contains("the first")).findFirst().orElseThrow().click();
+    waiting().until(d -> d.findElement(By.id("thread-title")).getText().equals("the first"));
+    browser.findElement(By.id("archive")).click();
+    waiting().until(d -> d.findElements(By.cssSelector("#archived-threads .delete")).size() == 1);
+    if (!"true".equals(browser.findElement(By.id("archived")).getDomProperty("open"))) {
+      browser.findElement(By.id("archived-count")).click();
+    }
+    browser.findElement(By.cssSelector("#archived-threads .delete")).click();
+    org.openqa.selenium.Alert confirm = waiting().until(
+        org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    assertTrue(confirm.getText().contains("the permission audit keeps its requests"), confirm.getText());
+    confirm.accept();
+    waiting().until(d -> !d.findElement(By.id("archived")).isDisplayed());
+    browser.navigate().refresh();
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).size() == 1);
+    assertTrue(browser.findElement(By.cssSelector("#threads li")).getText().contains("the second"));
+    assertFalse(browser.findElement(By.id("archived")).isDisplayed(), "gone after a reload too");
   }
 
   @Test

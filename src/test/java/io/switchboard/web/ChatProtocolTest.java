@@ -279,6 +279,50 @@ class ChatProtocolTest {
   }
 
   @Test
+  void onlyAnArchivedIdleThreadNoChatFollowsIsDeletedAndTheLedgerKeepsItsRequests() throws Exception {
+    ChatClient c = client();
+    String t = attachedThread(c);
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "note this"));
+    String requestId = c.next("permission_request").getString("requestId");
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "allow-once"));
+    c.next(f -> "turn".equals(f.getString("type")) && !f.getBoolean("busy") && c.seen.stream().anyMatch(
+        e -> "permission_resolved".equals(e.getString("type"))), "the turn's end");
+    assertTrue(Files.exists(gateway.workspace(t).resolve("demo-notes.md")));
+    c.send(new JsonObject().put("type", "delete_thread").put("threadId", t));
+    assertTrue(error(c).getString("message").contains("archive it before deleting it"));
+    // A thread an IM chat follows is not deleted: the chat would be left pointing at nothing.
+    String im = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_CREATE,
+        new JsonObject().put("agent", "demo").put("surface", "telegram:42"))).body().getString("threadId");
+    c.send(new JsonObject().put("type", "archive_thread").put("threadId", im));
+    c.next(f -> "thread".equals(f.getString("type")) && im.equals(f.getString("threadId")) && f.getBoolean("archived"),
+        "the IM thread archived");
+    c.send(new JsonObject().put("type", "delete_thread").put("threadId", im));
+    assertTrue(error(c).getString("message").contains("telegram:42"));
+
+    c.send(new JsonObject().put("type", "archive_thread").put("threadId", t));
+    c.send(new JsonObject().put("type", "delete_thread").put("threadId", t));
+    JsonObject gone = c.next(f -> "thread".equals(f.getString("type")) && t.equals(f.getString("threadId"))
+        && f.getBoolean("deleted", false), "the deletion");
+    assertEquals(t, gone.getString("threadId"));
+    assertEquals(ErrorCode.UNKNOWN_THREAD, io.switchboard.testkit.PermissionHarness.errorOf(
+        vertx.eventBus().request(Addresses.THREAD_GET, new JsonObject().put("threadId", t))));
+    assertFalse(Files.exists(gateway.workspace(t)), "the workspace is gone");
+    try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + gateway.settings.databaseFile());
+         java.sql.ResultSet rows = db.createStatement().executeQuery(
+             "SELECT (SELECT COUNT(*) FROM transcript WHERE thread_id = '" + t + "'), "
+                 + "(SELECT COUNT(*) FROM thread WHERE thread_id = '" + t + "')")) {
+      assertEquals(0, rows.getInt(1), "no transcript left");
+      assertEquals(0, rows.getInt(2), "no thread row left");
+    }
+    JsonObject row = await(vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_GET,
+        new JsonObject().put("requestId", requestId))).body().getJsonObject("request");
+    assertEquals("allow-once", row.getJsonObject("outcome").getString("optionId"), "the audit outlives the thread");
+    ChatClient later = client();
+    assertTrue(later.seen.get(0).getJsonArray("threads").stream().map(JsonObject.class::cast)
+        .noneMatch(x -> t.equals(x.getString("threadId"))));
+  }
+
+  @Test
   void everyErrorCode() throws Exception {
     ChatClient c = client();
     String t = newThread(c);
