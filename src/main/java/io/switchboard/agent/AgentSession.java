@@ -162,7 +162,7 @@ final class AgentSession {
     }
     long imageBytes = 0;
     for (Object image : images) {
-      imageBytes += ((JsonObject) image).getString("data").length() / 4 * 3;
+      imageBytes += ((JsonObject) image).getString("data").length(); // held as base64 text
     }
     if (!backlog.reserveImages(imageBytes)) {
       throw new IllegalArgumentException("the gateway already holds as many images for agents as its memory allows; "

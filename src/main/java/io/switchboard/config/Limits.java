@@ -17,7 +17,7 @@ package io.switchboard.config;
  * @param socketsQueueBytes  what may wait to be sent to all browser sockets together
  * @param pendingRequests    permission requests open at once (each also counted in bytes below)
  * @param pendingBytes       what the open permission requests hold, together
- * @param promptImageBytes   the images of prompts waiting for (or in) a turn, together, decoded
+ * @param promptImageBytes   the images of prompts waiting for (or in) a turn, together, as the base64 held
  */
 public record Limits(int lineBytes, long processQueueBytes, long fileReadBytes, int terminalBytes,
                      long terminalsBytes, long toolCallBytes, int replyChars, int socketQueueBytes,

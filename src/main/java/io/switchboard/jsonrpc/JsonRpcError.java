@@ -3,7 +3,7 @@ package io.switchboard.jsonrpc;
 import io.vertx.core.json.JsonObject;
 
 /** A JSON-RPC error: received in a response, or raised by a handler to answer a request with. */
-public final class JsonRpcError extends RuntimeException {
+public class JsonRpcError extends RuntimeException {
   public static final int PARSE_ERROR = -32700;
   public static final int INVALID_REQUEST = -32600;
   public static final int METHOD_NOT_FOUND = -32601;
@@ -44,14 +44,24 @@ public final class JsonRpcError extends RuntimeException {
     return error;
   }
 
-  /** Reads an {@code error} member leniently: agents send odd codes (500) and odd shapes. */
+  /**
+   * The peer's own error answer to a request, read leniently: agents send odd codes (500) and odd
+   * shapes. Unlike an error made here (not sent, peer gone), it proves the peer read the request.
+   */
   public static JsonRpcError from(Object error) {
     if (error instanceof JsonObject e) {
       Object code = e.getValue("code");
       int c = code instanceof Number n ? n.intValue() : INTERNAL_ERROR;
       Object message = e.getValue("message");
-      return new JsonRpcError(c, message == null ? "error " + c : String.valueOf(message), e.getValue("data"));
+      return new Answered(c, message == null ? "error " + c : String.valueOf(message), e.getValue("data"));
     }
-    return new JsonRpcError(INTERNAL_ERROR, String.valueOf(error));
+    return new Answered(INTERNAL_ERROR, String.valueOf(error), null);
+  }
+
+  /** An error the peer answered (see {@link #from}). */
+  public static final class Answered extends JsonRpcError {
+    Answered(int code, String message, Object data) {
+      super(code, message, data);
+    }
   }
 }

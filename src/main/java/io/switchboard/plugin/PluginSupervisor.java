@@ -212,6 +212,12 @@ final class PluginSupervisor {
     List<Promise<Void>> waiting = List.copyOf(g.ackWaiters.values());
     g.ackWaiters.clear();
     waiting.forEach(Promise::tryComplete);
+    if (gen == g) {
+      routes.values().forEach(r -> {
+        r.openCards.clear(); // they go to the next process, which has not shown them yet
+        r.autoRejectable.clear();
+      });
+    }
     // The cards it showed died with it: the next process gets those still pending again.
     bus.<JsonObject>request(Addresses.STORE_OUTBOX_REOPEN, new JsonObject().put("pluginId", spec.id()))
         .onSuccess(m -> log.info("[{}] {} cards of pending requests are due again", tag, m.body().getInteger("reopened")))
@@ -348,7 +354,7 @@ final class PluginSupervisor {
       if (gen == g) {
         send(g, dialect.sessionInfo(r, thread, agentName, resumed));
       }
-    });
+    }).onFailure(err -> g.toldSession.remove(r.chatId, threadId)); // told next time
   }
 
   private Future<Object> prompt(Generation g, JsonObject params) {
@@ -358,6 +364,18 @@ final class PluginSupervisor {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, e.getMessage()));
     }
+    // Whenever this prompt is answered (its turn's end, a command's reply, a refusal), the SDK rejects
+    // the chat's cards it still shows. Marked here, before the answer is written (the peer writes it
+    // after this callback, on the same event loop), so no card slips in between.
+    return prompt(g, in).onComplete(x -> {
+      Route r = routes.get(in.chatId());
+      if (r != null) {
+        expectAutoRejects(r);
+      }
+    });
+  }
+
+  private Future<Object> prompt(Generation g, Dialect.Inbound in) {
     if (!spec.mayPrompt(in.senderId())) {
       return stranger(in);
     }
@@ -367,51 +385,74 @@ final class PluginSupervisor {
     }
     r.scope = in.scope();
     r.lastSender = in.senderId();
+    // The SDK rejects the cards it shows in a chat when the chat's next prompt starts: not a person's answer.
+    expectAutoRejects(r);
     String text = in.text().trim();
-    if (text.startsWith("/")) {
-      return command(r, text.split("\\s+")[0].toLowerCase());
-    }
     if (text.isEmpty()) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "the prompt has no text"));
+    }
+    String key = in.messageId() == null ? null : in.chatId() + "\u0000" + in.messageId();
+    if (key != null && inboundInFlight.contains(key)) {
+      return duplicate(in); // a copy of a message waiting in the lane or being handled
+    }
+    if (text.startsWith("/")) {
+      // Commands are taken once too: a redelivered /stop or /new must not act again.
+      return seen(in).compose(before -> before ? duplicate(in) : command(r, text.split("\\s+")[0].toLowerCase())
+          .onSuccess(x -> remember(in)));
     }
     if (r.lane.size() >= Route.LANE_CAPACITY) {
       // Not -32000: ACP reserves that for "authentication required", and a plugin would ask its user to log in.
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "route is busy: "
           + Route.LANE_CAPACITY + " messages of this chat are already waiting; wait, or send /stop"));
     }
-    return once(r, in);
+    // Into the lane at once, in arrival order (its capacity counts it); whether the platform sent it
+    // before is settled before its turn (pump).
+    if (key != null) {
+      inboundInFlight.add(key);
+    }
+    Promise<Object> done = Promise.promise();
+    r.lane.add(new Route.Waiting(in, done, seen(in)));
+    pump(r);
+    return done.future().onComplete(x -> {
+      if (key != null) {
+        inboundInFlight.remove(key);
+      }
+    });
   }
 
   /**
-   * A platform message seen before — the platform delivered it again after the plugin crashed, or it
-   * waits in the lane — is answered at once and starts no second turn. Messages are remembered once
-   * their prompt is in the transcript (durably, {@code plugin_inbound}), so one the gateway never
-   * recorded (it crashed first) runs when it comes again: never lost, rarely twice.
+   * Whether a platform message was taken before — the platform delivered it again after the plugin
+   * crashed. Messages are remembered once their prompt is in the transcript (durably,
+   * {@code plugin_inbound}), so one the gateway never recorded (it crashed first) runs when it comes
+   * again: never lost, rarely twice.
    */
-  private Future<Object> once(Route r, Dialect.Inbound in) {
-    String key = in.messageId() == null ? null : in.chatId() + "\u0000" + in.messageId();
-    if (key != null && !inboundInFlight.add(key)) {
-      return duplicate(in);
-    }
-    Future<Boolean> seen = key == null ? Future.succeededFuture(false)
+  private Future<Boolean> seen(Dialect.Inbound in) {
+    return in.messageId() == null ? Future.succeededFuture(false)
         : bus.<JsonObject>request(Addresses.STORE_INBOUND_SEEN, new JsonObject().put("pluginId", spec.id())
             .put("chatId", in.chatId()).put("messageId", in.messageId()))
             .map(m -> m.body().getBoolean("seen"))
             .otherwise(false); // a read that fails must not drop the message
-    return seen.compose(before -> {
-      if (before) {
-        inboundInFlight.remove(key);
-        return duplicate(in);
-      }
-      Promise<Object> done = Promise.promise();
-      r.lane.add(new Route.Waiting(in, done));
-      pump(r);
-      return done.future().onComplete(x -> {
-        if (key != null) {
-          inboundInFlight.remove(key);
-        }
-      });
-    });
+  }
+
+  /** The message is taken (in the transcript, or a command done): its redelivery will start nothing. */
+  private void remember(Dialect.Inbound in) {
+    if (in.messageId() != null) {
+      bus.request(Addresses.STORE_INBOUND_MARK, new JsonObject().put("pluginId", spec.id())
+              .put("chatId", in.chatId()).put("messageId", in.messageId()))
+          .onFailure(err -> log.error("[{}] message {} of chat {} could not be remembered: {}", tag,
+              in.messageId(), in.chatId(), err.getMessage()));
+    }
+  }
+
+  /**
+   * VibeAround's SDK answers the cards it shows in a chat with {@code reject_once} itself when the
+   * chat's prompt ends or its next one starts: from now on, a rejection of a card open now is the
+   * SDK's, not a person's (see {@link #tapped}).
+   */
+  private void expectAutoRejects(Route r) {
+    if (!dialect.acknowledges()) {
+      r.autoRejectable.addAll(r.openCards);
+    }
   }
 
   private Future<Object> duplicate(Dialect.Inbound in) {
@@ -434,7 +475,9 @@ final class PluginSupervisor {
     room.knocked(new JsonObject().put("plugin", spec.id()).put("userId", who).put("name", in.senderName())
         .put("chatId", in.chatId()).put("at", System.currentTimeMillis()));
     Route r = routes.computeIfAbsent(in.chatId(), c -> new Route(spec.id(), c));
-    r.target = in.target();
+    if (r.current == null) {
+      r.target = in.target();
+    }
     r.scope = in.scope();
     return say(r, "You cannot use this agent yet. Your id here is " + who + ". To let you in, the operator adds \""
         + who + "\" to plugins[" + spec.id() + "].users in the Switchboard config and restarts it.")
@@ -498,7 +541,18 @@ final class PluginSupervisor {
     if (r.current != null || r.lane.isEmpty()) {
       return;
     }
-    Route.Waiting w = r.lane.poll();
+    Route.Waiting head = r.lane.peek();
+    if (!head.seen().isComplete()) {
+      head.seen().onComplete(x -> pump(r)); // settled in order: the head's turn comes first
+      return;
+    }
+    r.lane.poll();
+    if (head.seen().result()) {
+      head.done().tryComplete(duplicate(head.inbound()).result());
+      pump(r);
+      return;
+    }
+    Route.Waiting w = head;
     r.current = w;
     r.target = w.inbound().target();
     r.turnsToWait = -1;
@@ -507,14 +561,7 @@ final class PluginSupervisor {
         .compose(threadId -> bus.<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
         .onSuccess(reply -> {
-          Dialect.Inbound in = w.inbound();
-          if (in.messageId() != null) {
-            // In the transcript now: remembered, so the platform's redelivery of it starts nothing.
-            bus.request(Addresses.STORE_INBOUND_MARK, new JsonObject().put("pluginId", spec.id())
-                    .put("chatId", in.chatId()).put("messageId", in.messageId()))
-                .onFailure(err -> log.error("[{}] message {} of chat {} could not be remembered: {}", tag,
-                    in.messageId(), in.chatId(), err.getMessage()));
-          }
+          remember(w.inbound()); // in the transcript now: the platform's redelivery of it starts nothing
           r.promptSeq = reply.body().getLong("seq");
           r.turnsToWait = reply.body().getInteger("ahead") + 1;
           checkTurnEnd(r);
@@ -557,7 +604,9 @@ final class PluginSupervisor {
     switch (kind) {
       case "turn_started" -> {
         turnText.put(threadId, new StringBuilder());
-        turnGeneration.put(threadId, gen == null ? -1 : gen.number);
+        // The process that gets the whole turn live may skip its durable final reply; none does if
+        // no process can show output now (below: or misses a chunk later).
+        turnGeneration.put(threadId, gen != null && gen.rendering ? gen.number : -1);
       }
       case "acp" -> {
         JsonObject update = event.getJsonObject("update");
@@ -575,6 +624,8 @@ final class PluginSupervisor {
         }
         if (gen != null && gen.rendering) {
           attached.forEach(r -> send(gen, dialect.stream(r, update)));
+        } else {
+          turnGeneration.put(threadId, -1); // a chunk nobody saw live: the final reply goes out whole
         }
       }
       case "system" -> attached.forEach(r -> enqueueText(r, "system", event.getString("text")));
@@ -615,6 +666,7 @@ final class PluginSupervisor {
     String stopReason = ours.get(r.turnsToWait - 1).getString("stopReason");
     stopReason = "error".equals(stopReason) ? "end_turn" : stopReason;
     r.current = null;
+    expectAutoRejects(r);
     w.done().tryComplete(new JsonObject().put("stopReason", stopReason));
     pump(r);
   }
@@ -632,6 +684,7 @@ final class PluginSupervisor {
     r.current = null;
     r.turnEnds.clear();
     r.turnsToWait = -1;
+    expectAutoRejects(r);
     w.done().tryComplete(new JsonObject().put("stopReason", "cancelled"));
     pump(r);
   }
@@ -686,7 +739,9 @@ final class PluginSupervisor {
             // plugin read them (it reads its stdin in order). The request is a read receipt the SDK
             // answers without side effects or log lines (docs/protocol-plugins.md). Only an answer
             // counts: a failed write or a plugin that dies first leaves them for its next process.
-            Future.all(writes).compose(x -> g.peer.request(readReceipt().method(), readReceipt().params()))
+            Future.all(writes).compose(x -> g.peer.request(readReceipt().method(), readReceipt().params())
+                    .recover(err -> err instanceof JsonRpcError.Answered ? Future.succeededFuture() // read, all the same
+                        : Future.failedFuture(err)))
                 .onSuccess(x -> acknowledged(g, new JsonArray(written)))
                 .onFailure(err -> log.warn("[{}] {} outputs not confirmed ({}); they go to its next process", tag,
                     written.size(), err.getMessage()));
@@ -701,11 +756,14 @@ final class PluginSupervisor {
     JsonObject body = out.getJsonObject("body");
     switch (out.getString("kind")) {
       case "card" -> {
-        if (!dialect.acknowledges() && "group".equals(r.scope) && !spec.cardsInGroups()) {
+        // A chat not known to be a direct message (a group, or one not heard from since a restart)
+        // gets no card from a plugin that cannot say who taps, unless the plugin opted in.
+        if (!dialect.acknowledges() && !"dm".equals(r.scope) && !spec.cardsInGroups()) {
           return send(g, dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
         Dialect.Out card = dialect.card(r, id, body);
+        r.openCards.add(id);
         g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
             JsonRpcPeer.object(response)));
         return Future.succeededFuture();
@@ -736,35 +794,54 @@ final class PluginSupervisor {
 
   /** A card's response: a tap (checked against the approvers), or the plugin giving up on it. */
   private void tapped(Generation g, Route r, String outputId, JsonObject card, JsonObject response) {
-    heardFrom(g, "response");
     acknowledged(g, new JsonArray().add(outputId));
+    r.openCards.remove(outputId);
+    boolean maybeAuto = r.autoRejectable.remove(outputId);
     JsonObject outcome = Dialect.object(response, "outcome");
     String requestId = card.getString("requestId");
     if (!"selected".equals(outcome.getValue("outcome")) || !(outcome.getValue("optionId") instanceof String)) {
       log.info("[{}] the card of {} in chat {} was dismissed by the plugin", tag, requestId, r.chatId);
       return;
     }
+    if (maybeAuto && optionKind(card, outcome.getString("optionId")).startsWith("reject")) {
+      // The SDK's own end-of-prompt rejection: nobody chose it. Nothing is recorded; a request still
+      // waiting is shown again, for a person to answer.
+      log.info("[{}] the SDK rejected the card of {} in chat {} at its prompt's end; not an answer", tag, requestId,
+          r.chatId);
+      stillPending(card).onSuccess(pending -> {
+        // Only to a chat still in the card's thread (after /new it no longer answers there).
+        if (pending && gen == g && card.getString("threadId", "").equals(r.threadId)) {
+          deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")
+              .put("body", card));
+        }
+      });
+      return;
+    }
     String tapper = dialect.tapper(response);
     if (tapper == null && dialect.acknowledges()) {
       tapper = "unknown";
     }
-    if (tapper == null && "group".equals(r.scope)) {
-      // The dialect does not say who tapped, and a group has many people: the audit says so, never a name.
+    // A dialect that does not say who tapped, in a chat not known to be a direct message: one of
+    // many people. The audit says so, never a name.
+    boolean anonymous = tapper == null && !"dm".equals(r.scope);
+    if (anonymous) {
       tapper = GROUP_MEMBER;
     } else if (tapper == null) {
       tapper = r.lastSender; // a direct message: the person the chat is with
     }
     String said = tapper;
+    // An anonymous tap cannot be told from the SDK's own rejection either, so a rejection of a
+    // card that was open at a prompt's end is never counted (above); an approval always is.
     // Judged against the card's own thread (its starter), never the chat's current one.
     String cardThread = card.getString("threadId");
     Future<String> starter = cardThread == null ? Future.succeededFuture(null)
         : bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", cardThread))
             .map(m -> m.body().getString("startedBy")).otherwise((String) null);
-    starter.onComplete(x -> judgeTap(g, r, outputId, card, outcome, said, x.result()));
+    starter.onComplete(x -> judgeTap(g, r, outputId, card, outcome, said, anonymous, x.result()));
   }
 
   private void judgeTap(Generation g, Route r, String outputId, JsonObject card, JsonObject outcome, String tapper,
-                        String startedBy) {
+                        boolean anonymous, String startedBy) {
     String requestId = card.getString("requestId");
     List<String> approvers = spec.approvers().isEmpty() ? (startedBy == null ? List.of() : List.of(startedBy))
         : spec.approvers();
@@ -772,7 +849,7 @@ final class PluginSupervisor {
     String who = tapper != null ? tapper : startedBy;
     // In a group whose cards this plugin shows although it cannot tell who taps (cardsInGroups), any
     // member's tap counts, as docs/protocol-plugins.md says; elsewhere only an approver's.
-    boolean allowed = GROUP_MEMBER.equals(who) ? spec.cardsInGroups() : approvers.contains(who);
+    boolean allowed = anonymous ? spec.cardsInGroups() : approvers.contains(who);
     if (!allowed) {
       stillPending(card).onSuccess(pending -> {
         if (!pending) {
@@ -802,6 +879,13 @@ final class PluginSupervisor {
         });
   }
 
+  /** The kind of the card's option {@code optionId} ("allow_once", "reject_once", …), or "". */
+  private static String optionKind(JsonObject card, String optionId) {
+    return card.getJsonArray("options", new JsonArray()).stream()
+        .filter(o -> o instanceof JsonObject opt && optionId.equals(opt.getString("optionId")))
+        .map(o -> ((JsonObject) o).getString("kind", "")).findFirst().orElse("");
+  }
+
   /** Whether the card's request still waits for an answer (its thread's pending list has it). */
   private Future<Boolean> stillPending(JsonObject card) {
     String requestId = card.getString("requestId");
@@ -817,10 +901,7 @@ final class PluginSupervisor {
    * tap from the SDK's own (VibeAround's SDK rejects every card still open when a turn ends).
    */
   private void alreadyEnded(Route r, JsonObject card, JsonObject outcome, String requestId) {
-    String kind = card.getJsonArray("options", new JsonArray()).stream()
-        .filter(o -> o instanceof JsonObject opt && outcome.getString("optionId").equals(opt.getString("optionId")))
-        .map(o -> ((JsonObject) o).getString("kind")).findFirst().orElse("");
-    if (!dialect.acknowledges() && kind.startsWith("reject")) {
+    if (!dialect.acknowledges() && optionKind(card, outcome.getString("optionId")).startsWith("reject")) {
       log.debug("[{}] a rejection of ended request {} in chat {} ignored", tag, requestId, r.chatId);
       return;
     }

@@ -14,12 +14,17 @@ final class Route {
   String startedBy;
   /** Who sent the chat's last message (in a direct message, the person a tap comes from). */
   String lastSender;
-  String scope = "dm";
+  /** "dm" or "group" as the chat's last message said; null until it says (a route restored at start). */
+  String scope;
   /**
    * The routing of the message whose turn runs (or ran last): the vibearound dialect echoes it back
    * as the output target, so a turn's outputs reply to its own message, not to a later one waiting.
    */
   JsonObject target;
+  /** Cards sent to the plugin's current process and not answered yet (vibearound: the SDK may reject them itself). */
+  final java.util.Set<String> openCards = new java.util.HashSet<>();
+  /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */
+  final java.util.Set<String> autoRejectable = new java.util.HashSet<>();
   /** Prompts waiting for their turn, each with the plugin's open session/prompt to answer. */
   final ArrayDeque<Waiting> lane = new ArrayDeque<>();
   Waiting current;
@@ -29,8 +34,11 @@ final class Route {
   /** Turn ends seen on the thread while the current prompt waits: {seq, stopReason}. */
   final java.util.List<JsonObject> turnEnds = new java.util.ArrayList<>();
 
-  /** A prompt in the lane; {@code done} answers the plugin's session/prompt. */
-  record Waiting(Dialect.Inbound inbound, Promise<Object> done) {}
+  /**
+   * A prompt in the lane; {@code done} answers the plugin's session/prompt; {@code seen}, whether the
+   * platform sent this message before (then it starts no turn).
+   */
+  record Waiting(Dialect.Inbound inbound, Promise<Object> done, io.vertx.core.Future<Boolean> seen) {}
 
   Route(String pluginId, String chatId) {
     this.pluginId = pluginId;

@@ -205,10 +205,6 @@ public final class ThreadRoom extends VerticleBase {
 
   private void prompt(Message<JsonObject> m, ThreadState t) {
     JsonObject b = m.body();
-    if (t.deleting) {
-      ErrorCode.UNKNOWN_THREAD.fail(m, "thread " + t.id + " is being deleted");
-      return;
-    }
     PromptImages.Checked images;
     try {
       images = PromptImages.check(b.getValue("images"));
@@ -482,6 +478,11 @@ public final class ThreadRoom extends VerticleBase {
     ThreadState t = id instanceof String s ? threads.get(s) : null;
     if (t == null) {
       ErrorCode.UNKNOWN_THREAD.fail(m, "no thread " + id);
+      return;
+    }
+    if (t.deleting) {
+      // Nothing may save, restore or add to it while it goes: a late write would bring back its row.
+      ErrorCode.UNKNOWN_THREAD.fail(m, "thread " + id + " is being deleted");
       return;
     }
     action.accept(t);

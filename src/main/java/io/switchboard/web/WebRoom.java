@@ -83,6 +83,8 @@ public final class WebRoom extends VerticleBase {
    * descriptor for {@link #REQUEST_READ_MS} at most, as a keep-alive connection left idle does.
    */
   private final Map<HttpConnection, Long> awaitingRequest = new HashMap<>();
+  /** Connections that became chat sockets: never held to the request deadline again. */
+  private final Set<HttpConnection> upgraded = new HashSet<>();
   /** The open /ws/chat sockets (closed ones may still hold frames until their connection goes). */
   private final Set<ChatSocket> open = new HashSet<>();
   private String encodedKey;
@@ -194,6 +196,9 @@ public final class WebRoom extends VerticleBase {
 
   /** Starts the deadline for a connection's next request to arrive in full. */
   private void awaitRequest(HttpConnection connection) {
+    if (upgraded.contains(connection)) {
+      return;
+    }
     long timer = vertx.setTimer(requestReadMs, t -> {
       if (awaitingRequest.remove(connection) != null) {
         connection.close();
@@ -201,7 +206,10 @@ public final class WebRoom extends VerticleBase {
     });
     Long earlier = awaitingRequest.put(connection, timer);
     if (earlier == null) {
-      connection.closeHandler(v -> requestRead(connection));
+      connection.closeHandler(v -> {
+        requestRead(connection);
+        upgraded.remove(connection);
+      });
     } else {
       vertx.cancelTimer(earlier);
     }
@@ -223,13 +231,19 @@ public final class WebRoom extends VerticleBase {
         ? Future.succeededFuture() : request.end();
   }
 
-  /** Once answered, a kept-alive connection has the same time for its next request (a web socket never does). */
+  /**
+   * Once answered, a kept-alive connection has the same time for its next request. Only a connection
+   * that became a web socket (101) never does: an Upgrade header alone (a refused upgrade, or one
+   * sent to any route) changes nothing.
+   */
   private void awaitNextRequest(RoutingContext ctx) {
-    if (!"websocket".equalsIgnoreCase(ctx.request().getHeader("Upgrade"))) {
-      HttpConnection connection = ctx.request().connection();
-      // After this request's end too (it may come after the answer): that lifts its own deadline.
-      ctx.addEndHandler(x -> arrived(ctx.request()).onComplete(y -> awaitRequest(connection)));
-    }
+    HttpConnection connection = ctx.request().connection();
+    // After this request's end too (it may come after the answer): that lifts its own deadline.
+    ctx.addEndHandler(x -> {
+      if (ctx.response().getStatusCode() != 101) {
+        arrived(ctx.request()).onComplete(y -> awaitRequest(connection));
+      }
+    });
     ctx.next();
   }
 
@@ -620,7 +634,12 @@ public final class WebRoom extends VerticleBase {
       return;
     }
     String session = bearer(request) ? null : sessionHash(request.getCookie(COOKIE).getValue());
-    request.toWebSocket().onSuccess(ws -> new ChatSocket(this, vertx, ws, session).start())
+    HttpConnection connection = request.connection();
+    request.toWebSocket().onSuccess(ws -> {
+          upgraded.add(connection);
+          requestRead(connection);
+          new ChatSocket(this, vertx, ws, session).start();
+        })
         .onFailure(err -> log.warn("chat socket upgrade failed: {}", err.getMessage()));
   }
 

@@ -372,12 +372,15 @@ class PluginRoomTest {
     JsonObject card = plugin.awaitType("card", 1);
     assertEquals("msg-A", card.getJsonObject("params").getJsonObject("target").getString("replyTo"));
     plugin.prompt("77", "77", "second", "msg-B"); // sent while the first turn waits on its card
-    Thread.sleep(300);
+    // The SDK rejects the card it shows when the chat's next prompt starts; not an answer: shown again.
+    plugin.awaitType("auto_reject", 1);
+    card = plugin.awaitType("card", 2);
+    assertEquals("msg-A", card.getJsonObject("params").getJsonObject("target").getString("replyTo"));
     int before = plugin.received().size();
     plugin.tap(card.getString("key"), "allow-once", null);
     plugin.await(r -> "prompt_result".equals(r.getString("type")) && "first".equals(r.getString("prompt")), 1,
         "the first prompt's answer");
-    JsonObject second = plugin.awaitType("card", 2);
+    JsonObject second = plugin.awaitType("card", 3);
     // What came after the tap: the rest of the first turn, then the second turn's start, in that order.
     List<String> replyTo = plugin.received().subList(before, plugin.received().size()).stream()
         .filter(r -> "_va/thread_reply".equals(r.getString("method")))
@@ -428,14 +431,19 @@ class PluginRoomTest {
     plugin.awaitType("redelivered", 1);
     JsonObject answered = plugin.awaitType("prompt_result", 1);
     assertEquals("end_turn", answered.getJsonObject("response").getJsonObject("result").getString("stopReason"));
-    // The first turn's card, sent again to the new process, is tapped there and the turn ends once.
-    plugin.tap(plugin.awaitType("card", 2).getString("key"), "allow-once", null);
+    // The first turn's card, sent again to the new process (and again if the SDK rejected it at the
+    // redelivered prompt's end), is tapped there and the turn ends once.
+    plugin.awaitType("card", 2);
+    Thread.sleep(500);
+    List<JsonObject> cards = plugin.received(r -> "card".equals(r.getString("type")));
+    plugin.tap(cards.get(cards.size() - 1).getString("key"), "allow-once", null);
     waitFor(() -> userMessages(threadOf("fake:77"), "hello once") == 1
         && await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject()
             .put("threadId", threadOf("fake:77")))).body().getBoolean("busy") == Boolean.FALSE, "the one turn to end");
     Thread.sleep(500);
     assertEquals(1, userMessages(threadOf("fake:77"), "hello once"), "one turn");
-    assertEquals(2, plugin.received(r -> "card".equals(r.getString("type"))).size(), "no card of a second turn");
+    assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).stream().map(r -> r.getString("key"))
+        .distinct().count(), "only the first turn's card, never one of a second turn");
   }
 
   @Test
@@ -459,6 +467,32 @@ class PluginRoomTest {
     assertEquals("selected", events.getJsonObject(events.size() - 1).getString("event"), "nothing after the end");
     assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).size(), "the card not asked again");
     assertTrue(vaTexts(plugin).stream().noneMatch(t -> t.contains("Only") || t.contains("already")), vaTexts(plugin).toString());
+  }
+
+  @Test
+  void vibearoundTheSdksRejectionOfACardStillWaitingIsNotAnAnswer(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.prompt("77", "77", "first");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "allow-once", null);
+    plugin.awaitType("prompt_result", 1);
+    // The web asks in the same thread: the chat shows that card too, and its next message makes the
+    // SDK reject every card it still shows (its onPromptSent).
+    String thread = threadOf("fake:77");
+    await(vertx.eventBus().request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", thread)
+        .put("text", "from the web").put("surface", "web")));
+    plugin.awaitType("card", 2);
+    String requestId = onlyPendingRequest();
+    plugin.prompt("77", "77", "/status");
+    plugin.awaitType("auto_reject", 1);
+    // Nobody chose it: nothing recorded, and the card is shown again for a person to answer.
+    JsonObject again = plugin.awaitType("card", 3);
+    assertEquals("pending", ledger(requestId).getString("state"));
+    assertTrue(ledger(requestId).getJsonArray("events").stream().map(e -> (JsonObject) e)
+        .noneMatch(e -> "rejected".equals(e.getString("event")) || "selected".equals(e.getString("event"))),
+        ledger(requestId).encode());
+    plugin.tap(again.getString("key"), "allow-once", null);
+    waitFor(() -> "selected".equals(ledger(requestId).getString("state")), "the person's tap to count");
+    assertEquals("allow-once", ledger(requestId).getJsonObject("outcome").getString("optionId"));
   }
 
   @Test

@@ -157,6 +157,12 @@ public final class FakePlugin extends StdioPeer {
    * option, before the platform's next updates (a tap waiting in {@code taps-after-prompt}) are read.
    */
   private void promptEnded(String chat) {
+    rejectOpenCards(chat);
+    prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
+  }
+
+  /** Answers the chat's open cards with their reject_once option (or cancelled), as the SDK does. */
+  private void rejectOpenCards(String chat) {
     for (Map.Entry<String, JsonObject> open : openCards.entrySet()) {
       if (!chat.equals(open.getValue().getString("chatId"))) {
         continue;
@@ -171,7 +177,6 @@ public final class FakePlugin extends StdioPeer {
         record(new JsonObject().put("type", "auto_reject").put("key", open.getKey()));
       }
     }
-    prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
   }
 
   private void act(JsonObject a) {
@@ -194,9 +199,13 @@ public final class FakePlugin extends StdioPeer {
         JsonObject meta = dialect.equals("acp") ? new JsonObject().put("switchboard", routing)
             : new JsonObject().put("va.channel", routing.copy().put("channelInstanceId", "fake").put("actorId", "fake")
                 .put("platformMessageId", messageId != null ? messageId : "m" + System.nanoTime()));
-        JsonObject response = request("session/prompt", new JsonObject().put("sessionId", chat)
+        CompletableFuture<JsonObject> asked = ask("session/prompt", new JsonObject().put("sessionId", chat)
             .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", a.getString("prompt"))))
             .put("_meta", meta));
+        if (dialect.equals("vibearound")) {
+          rejectOpenCards(chat); // the SDK's onPromptSent: the chat's cards still shown are rejected
+        }
+        JsonObject response = asked.get(60, java.util.concurrent.TimeUnit.SECONDS);
         record(new JsonObject().put("type", "prompt_result").put("chat", chat).put("prompt", a.getString("prompt"))
             .put("response", response));
         if (redeliver && a.getString("messageId") != null) {

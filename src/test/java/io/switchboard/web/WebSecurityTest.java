@@ -200,6 +200,13 @@ class WebSecurityTest {
       assertEquals(200, status(answered), answered);
       assertTrue(answered.contains("\"ok\""), answered);
     }
+    // An Upgrade header on an ordinary request (or a refused upgrade) earns no exemption.
+    try (Socket sly = new Socket("127.0.0.1", gateway.port)) {
+      sly.getOutputStream().write(("GET /healthz HTTP/1.1\r\n" + host + "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+          .getBytes(StandardCharsets.UTF_8));
+      String answered = readUntilClosed(sly, 8);
+      assertTrue(answered.startsWith("HTTP/1.1 "), answered);
+    }
     // The chat socket, opened before all this, still answers.
     chat.send(new io.vertx.core.json.JsonObject().put("type", "ping"));
     chat.next("pong");
