@@ -159,7 +159,14 @@ function receive(f) {
     case 'permission_resolved': return resolved(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCount(f.threadId, f.count);
-    case 'error': return toast(f.message ? f.code + ': ' + f.message : f.code);
+    case 'error':
+      if (f.clientRef && f.clientRef === state.lastPrompt?.clientRef && state.current === state.lastPrompt.threadId
+        && !$('input').value && !state.attachments.length) {
+        $('input').value = state.lastPrompt.text; // refused: nothing typed is lost
+        state.attachments = state.lastPrompt.attachments;
+        renderAttach();
+      }
+      return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
   }
 }
@@ -534,12 +541,35 @@ $('composer').addEventListener('drop', (ev) => {
   if (files.length) { ev.preventDefault(); addImages(files); }
 });
 
-$('composer').addEventListener('submit', (ev) => {
+// A chat frame is at most 1 MiB: images that do not fit together are made smaller until they do.
+const FRAME_BUDGET = 1000 * 1000;
+const frameBytes = (frame) => new Blob([JSON.stringify(frame)]).size;
+
+async function fitImages(frame) {
+  for (let round = 0; round < 16 && frameBytes(frame) > FRAME_BUDGET; round++) {
+    const largest = frame.images.reduce((a, b) => (b.data.length > a.data.length ? b : a));
+    const img = await loadImage('data:' + largest.mimeType + ';base64,' + largest.data);
+    const url = drawn(img, Math.round(Math.max(img.naturalWidth, img.naturalHeight) * 0.7), 'image/jpeg', 0.8);
+    largest.mimeType = 'image/jpeg';
+    largest.data = url.slice(url.indexOf(',') + 1);
+  }
+  return frameBytes(frame) <= FRAME_BUDGET;
+}
+
+$('composer').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const text = $('input').value;
   if ((!text.trim() && !state.attachments.length) || !state.current) return;
   const frame = { type: 'prompt', threadId: state.current, text, clientRef: 'p-' + Date.now() };
-  if (state.attachments.length) frame.images = state.attachments.map(({ mimeType, data, preview }) => ({ mimeType, data, preview }));
+  if (state.attachments.length) {
+    frame.images = state.attachments.map(({ mimeType, data, preview }) => ({ mimeType, data, preview }));
+    if (!(await fitImages(frame))) {
+      toast('The message is too large to send; remove an image or some text.');
+      return; // the draft and its images stay
+    }
+  }
+  // Kept until the server takes it: refused, the text and images come back to the composer.
+  state.lastPrompt = { clientRef: frame.clientRef, threadId: state.current, text, attachments: state.attachments };
   if (!(state.socket && state.socket.readyState === WebSocket.OPEN)) {
     // Not lost: shown as waiting, and sent as soon as the connection is back.
     const shown = el('div', 'msg user unsent', text);
@@ -746,6 +776,12 @@ function update(t, u, at) {
         const media = u.content.type === 'image' ? imageOf(u.content.mimeType, u.content.data)
           : audioOf(u.content.mimeType, u.content.data);
         if (media) { media.classList.add('agent-' + u.content.type); v.log.append(media); v.agentMsg = null; }
+        else if (u.content.omittedBytes) {
+          // History keeps only a note of large media (it was shown whole when it came).
+          v.log.append(el('p', 'media-note', (u.content.type === 'image' ? '🖼 An image' : '🔊 Audio') + ' from the agent ('
+            + Math.round(u.content.omittedBytes / 1024) + ' KB), shown when it came; history keeps only this note.'));
+          v.agentMsg = null;
+        }
         break;
       }
       v.agentMsg.text += blockText(u.content);

@@ -427,11 +427,20 @@ public final class ThreadRoom extends VerticleBase {
       t.titleBy = "agent";
       saveAndAnnounce(null, t, "the agent's title");
     }
-    append(t, event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
+    append(t, AgentMedia.kept(event), event).onComplete(done -> m.reply(new JsonObject().put("seq", done.result())));
   }
 
   /** Numbers the event, writes it to the transcript, then publishes it. */
   private Future<Long> append(ThreadState t, JsonObject event) {
+    return append(t, event, event);
+  }
+
+  /**
+   * Numbers the event, writes {@code kept} to the transcript, then publishes {@code live} (the same
+   * event, or one with media the transcript keeps only a note of).
+   */
+  private Future<Long> append(ThreadState t, JsonObject kept, JsonObject live) {
+    JsonObject event = live;
     long seq = ++t.lastSeq;
     String kind = event.getString("kind");
     if (kind.equals("turn_started")) {
@@ -441,7 +450,7 @@ public final class ThreadRoom extends VerticleBase {
     }
     long at = System.currentTimeMillis();
     return bus.request(Addresses.STORE_TRANSCRIPT_APPEND, new JsonObject().put("threadId", t.id).put("seq", seq)
-            .put("at", at).put("event", event))
+            .put("at", at).put("event", kept))
         .onFailure(err -> log.error("thread {}: event {} could not be written to the transcript", t.id, seq, err))
         .transform(x -> {
           bus.publish(Addresses.threadEvents(t.id), new JsonObject().put("threadId", t.id).put("seq", seq)

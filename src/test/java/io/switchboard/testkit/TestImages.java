@@ -32,6 +32,24 @@ public final class TestImages {
     return out.toByteArray();
   }
 
+  /** A PNG of random pixels: it does not compress, so it is large for its size. */
+  public static byte[] noisePng(int w, int h, long seed) {
+    BufferedImage image = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+    java.util.Random random = new java.util.Random(seed);
+    for (int y = 0; y < h; y++) {
+      for (int x = 0; x < w; x++) {
+        image.setRGB(x, y, random.nextInt(0x1000000));
+      }
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try {
+      ImageIO.write(image, "png", out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+
   public static String pngBase64(int w, int h) {
     return Base64.getEncoder().encodeToString(png(w, h));
   }

@@ -592,6 +592,29 @@ class BrowserChatTest {
   }
 
   @Test
+  void imagesTooLargeForOneMessageAreMadeSmallerUntilTheyFit() throws Exception {
+    logIn();
+    startThread();
+    WebElement file = browser.findElement(By.id("attach-file"));
+    ((JavascriptExecutor) browser).executeScript("arguments[0].hidden = false", file);
+    List<String> paths = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Path picture = dir.resolve("noise-" + i + ".png");
+      Files.write(picture, io.switchboard.testkit.TestImages.noisePng(900, 900, i)); // ~2.4 MB each
+      paths.add(picture.toString());
+    }
+    file.sendKeys(String.join("\n", paths));
+    ((JavascriptExecutor) browser).executeScript("arguments[0].hidden = true", file);
+    waiting().until(d -> d.findElements(By.cssSelector("#attachments img")).size() == 3);
+    browser.findElement(By.id("send")).click();
+    // Each alone fits (scaled to 700 KB), together they do not fit a 1 MiB frame: made smaller, sent.
+    WebElement told = waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .filter(m -> m.getText().contains("I got 3 images")).findFirst().orElse(null));
+    assertTrue(told.getText().contains("image/jpeg"), told.getText());
+    assertEquals(3, browser.findElements(By.cssSelector(".msg.user .user-images img")).size());
+  }
+
+  @Test
   void codeInAgentTextIsHighlightedByItsLanguage() throws Exception {
     logIn();
     String t = startThread();

@@ -215,6 +215,19 @@ class ChatProtocolTest {
 
     c.next(f -> "event".equals(f.getString("type"))
         && "turn_ended".equals(f.getJsonObject("event").getString("kind")), "turn_ended");
+    // A large image from an agent is shown whole live; the transcript keeps a note of it.
+    String big = io.switchboard.testkit.TestImages.pngBase64(10, 10) + "A".repeat(100_000);
+    await(vertx.eventBus().request(Addresses.THREAD_RECORD, new JsonObject().put("threadId", t).put("event",
+        new JsonObject().put("kind", "acp").put("update", new JsonObject().put("sessionUpdate", "agent_message_chunk")
+            .put("content", new JsonObject().put("type", "image").put("mimeType", "image/png").put("data", big))))));
+    JsonObject live = c.next(f -> "event".equals(f.getString("type")) && big.equals(f.getJsonObject("event")
+        .getJsonObject("update", new JsonObject()).getJsonObject("content", new JsonObject()).getString("data")),
+        "the big image live");
+    JsonObject note = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
+        .put("threadId", t).put("afterSeq", live.getLong("seq") - 1).put("limit", 1))).body().getJsonArray("events")
+        .getJsonObject(0).getJsonObject("event").getJsonObject("update").getJsonObject("content");
+    assertFalse(note.containsKey("data"), "not kept whole");
+    assertEquals(big.length() / 4 * 3, note.getInteger("omittedBytes"));
     // What is wrong is named, and nothing is recorded.
     JsonObject png = new JsonObject().put("mimeType", "image/png").put("data", data);
     String[][] bad = {
