@@ -329,17 +329,15 @@ final class PluginSupervisor {
     if (!g.rendering && g.ready && (method.endsWith("heartbeat") || method.equals("session/prompt"))) {
       g.rendering = true;
       log.info("[{}] generation {} can show outputs now", tag, g.number);
-      sessionInfo(g);
       context.runOnContext(v -> deliver());
     }
   }
 
-  /** Tells a process that can show outputs which thread (agent, workspace) each known chat is in. */
-  private void sessionInfo(Generation g) {
-    routes.values().stream().filter(r -> r.threadId != null).forEach(r -> tellSession(g, r, true));
-  }
-
-  /** {@code _va/session_info} for a chat, once per process and thread (a file the agent names is sent from there). */
+  /**
+   * {@code _va/session_info} for a chat, once per process and thread, when the chat prompts (the SDK
+   * shows it as a card, so a restart does not post it to every chat; it keeps the workspace path, from
+   * which it sends the files an agent names).
+   */
   private void tellSession(Generation g, Route r, boolean resumed) {
     String threadId = r.threadId;
     if (g == null || !g.rendering || threadId == null || threadId.equals(g.toldSession.get(r.chatId))
@@ -397,8 +395,10 @@ final class PluginSupervisor {
     }
     if (text.startsWith("/")) {
       // Commands are taken once too: a redelivered /stop or /new must not act again.
-      return seen(in).compose(before -> before ? duplicate(in) : command(r, text.split("\\s+")[0].toLowerCase())
-          .onSuccess(x -> remember(in)));
+      Future<Object> handled = seen(in).compose(before -> before ? duplicate(in)
+          : command(r, text.split("\\s+")[0].toLowerCase()).onSuccess(x -> remember(in)));
+      r.commands = handled;
+      return handled;
     }
     if (r.lane.size() >= Route.LANE_CAPACITY) {
       // Not -32000: ACP reserves that for "authentication required", and a plugin would ask its user to log in.
@@ -808,7 +808,8 @@ final class PluginSupervisor {
       // waiting is shown again, for a person to answer.
       log.info("[{}] the SDK rejected the card of {} in chat {} at its prompt's end; not an answer", tag, requestId,
           r.chatId);
-      stillPending(card).onSuccess(pending -> {
+      // After the chat's command in flight (a /new that came with it moves the chat out of the thread).
+      r.commands.transform(x -> stillPending(card)).onSuccess(pending -> {
         // Only to a chat still in the card's thread (after /new it no longer answers there).
         if (pending && gen == g && card.getString("threadId", "").equals(r.threadId)) {
           deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")

@@ -21,6 +21,8 @@ final class Route {
    * as the output target, so a turn's outputs reply to its own message, not to a later one waiting.
    */
   JsonObject target;
+  /** The chat's last command, until it is handled (its check for a redelivery is asynchronous). */
+  io.vertx.core.Future<?> commands = io.vertx.core.Future.succeededFuture();
   /** Cards sent to the plugin's current process and not answered yet (vibearound: the SDK may reject them itself). */
   final java.util.Set<String> openCards = new java.util.HashSet<>();
   /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */

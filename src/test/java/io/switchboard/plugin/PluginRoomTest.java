@@ -414,6 +414,10 @@ class PluginRoomTest {
     assertTrue(all.indexOf(plugin.awaitType("rendering", 2)) < all.indexOf(plugin.await(r ->
         "_va/system_text".equals(r.getString("method")), 1, "")), "sent once the renderer existed");
     assertEquals(List.of(), plugin.received(r -> "dropped".equals(r.getString("type"))), "nothing dropped");
+    // The new process is told the chat's session when the chat next writes (not at its start: the
+    // SDK shows it as a card in every chat).
+    assertEquals(1, plugin.received(PluginControl.method("_va/session_info")).size());
+    plugin.prompt("77", "77", "again");
     JsonObject info = plugin.await(PluginControl.method("_va/session_info"), 2, "the session info again")
         .getJsonObject("params").getJsonObject("info");
     assertEquals("resumed", info.getString("start"));
