@@ -54,6 +54,10 @@ public final class Addresses {
   public static final String STORE_INBOUND_SEEN = "sb.store.inbound.seen";
   /** {@code {pluginId, chatId, messageId}}: that chat message became a prompt (kept 30 days). */
   public static final String STORE_INBOUND_MARK = "sb.store.inbound.mark";
+  /** {@code {pluginId, chatId, scope}}: a plugin chat is a direct message ("dm") or a "group". */
+  public static final String STORE_CHAT_SCOPE_SAVE = "sb.store.chat-scope.save";
+  /** {@code {pluginId}} → {@code {scopes: {chatId: scope}}}. */
+  public static final String STORE_CHAT_SCOPE_LIST = "sb.store.chat-scope.list";
   public static final String STORE_WEB_SESSION_FORGET = "sb.store.web-session.forget";
   public static final String STORE_WEB_SESSION_LIST = "sb.store.web-session.list";
   public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";

@@ -87,10 +87,13 @@ public final class PluginRoom extends VerticleBase {
         plugins.values().forEach(p -> out.add(p.status()));
         m.reply(new JsonObject().put("plugins", out).put("knocks", new JsonArray(new ArrayList<>(knocks.values()))));
       });
-      plugins.values().forEach(PluginSupervisor::start);
-      log.info("{} plugins starting", plugins.size());
       return null;
-    });
+    }).compose(x -> Future.join(plugins.values().stream().map(PluginSupervisor::restoreScopes).toList()))
+        .map(x -> {
+          plugins.values().forEach(PluginSupervisor::start);
+          log.info("{} plugins starting", plugins.size());
+          return null;
+        });
   }
 
   /** Who wrote without being let in (plugins[].users), newest last, one entry per plugin and user. */

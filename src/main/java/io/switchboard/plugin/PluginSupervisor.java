@@ -147,6 +147,31 @@ final class PluginSupervisor {
         .put("queuedBytes", gen == null ? 0 : gen.process.queuedBytes());
   }
 
+  /**
+   * What a chat's message says of it (a direct message or a group), kept across restarts: a restored
+   * chat of a dialect that cannot say who taps is a group until known otherwise.
+   */
+  private void noteScope(Route r, String scope) {
+    if (!scope.equals(r.scope)) {
+      r.scope = scope;
+      bus.request(Addresses.STORE_CHAT_SCOPE_SAVE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
+              .put("scope", scope))
+          .onFailure(err -> log.error("[{}] the kind of chat {} could not be saved: {}", tag, r.chatId, err.getMessage()));
+    }
+  }
+
+  /** The kinds of this plugin's chats as saved (read once at start, before the plugin is spawned). */
+  Future<Void> restoreScopes() {
+    return bus.<JsonObject>request(Addresses.STORE_CHAT_SCOPE_LIST, new JsonObject().put("pluginId", spec.id()))
+        .onSuccess(m -> m.body().getJsonObject("scopes").forEach(e -> routes.computeIfAbsent(e.getKey(),
+            c -> new Route(spec.id(), c)).scope = (String) e.getValue()))
+        .<Void>mapEmpty()
+        .recover(err -> {
+          log.error("[{}] the kinds of its chats could not be read ({}); they count as groups", tag, err.getMessage());
+          return Future.succeededFuture();
+        });
+  }
+
   void restoreRoute(String chatId, String threadId, String startedBy) {
     Route r = routes.computeIfAbsent(chatId, c -> new Route(spec.id(), c));
     r.threadId = threadId;
@@ -381,7 +406,7 @@ final class PluginSupervisor {
     if (r.current == null) {
       r.target = in.target(); // while a turn runs, its outputs keep replying to its own message
     }
-    r.scope = in.scope();
+    noteScope(r, in.scope());
     r.lastSender = in.senderId();
     // The SDK rejects the cards it shows in a chat when the chat's next prompt starts: not a person's answer.
     expectAutoRejects(r);
@@ -478,7 +503,7 @@ final class PluginSupervisor {
     if (r.current == null) {
       r.target = in.target();
     }
-    r.scope = in.scope();
+    noteScope(r, in.scope());
     return say(r, "You cannot use this agent yet. Your id here is " + who + ". To let you in, the operator adds \""
         + who + "\" to plugins[" + spec.id() + "].users in the Switchboard config and restarts it.")
         .map(x -> new JsonObject().put("stopReason", "refusal"));

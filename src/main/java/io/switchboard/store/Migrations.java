@@ -120,5 +120,15 @@ final class Migrations {
             seen_at    INTEGER NOT NULL,
             PRIMARY KEY (plugin_id, chat_id, message_id)
           ) WITHOUT ROWID""",
-          "CREATE INDEX plugin_inbound_age ON plugin_inbound (seen_at)"));
+          "CREATE INDEX plugin_inbound_age ON plugin_inbound (seen_at)"),
+      // 8: whether each plugin chat is a direct message or a group, as its messages said: a restarted
+      // gateway treats a group as a group before anyone there writes again
+      List.of(
+          """
+          CREATE TABLE plugin_chat (
+            plugin_id TEXT NOT NULL,
+            chat_id   TEXT NOT NULL,
+            scope     TEXT NOT NULL CHECK (scope IN ('dm', 'group')),
+            PRIMARY KEY (plugin_id, chat_id)
+          ) WITHOUT ROWID"""));
 }

@@ -97,6 +97,8 @@ public final class StoreRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_LIST, this::listWebSessions);
       bus.<JsonObject>consumer(Addresses.STORE_INBOUND_SEEN, this::inboundSeen);
       bus.<JsonObject>consumer(Addresses.STORE_INBOUND_MARK, m -> enqueue(m, this::markInbound));
+      bus.<JsonObject>consumer(Addresses.STORE_CHAT_SCOPE_SAVE, m -> enqueue(m, this::saveChatScope));
+      bus.<JsonObject>consumer(Addresses.STORE_CHAT_SCOPE_LIST, this::listChatScopes);
       bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
       bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
@@ -631,6 +633,37 @@ public final class StoreRoom extends VerticleBase {
       update(conn, "DELETE FROM plugin_inbound WHERE seen_at < ?", at - INBOUND_RETENTION_MS);
       return new JsonObject();
     };
+  }
+
+  private Write saveChatScope(JsonObject b) {
+    String plugin = required(b, "pluginId");
+    String chat = required(b, "chatId");
+    String scope = required(b, "scope");
+    if (!scope.equals("dm") && !scope.equals("group")) {
+      throw new IllegalArgumentException("scope must be dm or group");
+    }
+    return conn -> {
+      update(conn, "INSERT OR REPLACE INTO plugin_chat (plugin_id, chat_id, scope) VALUES (?, ?, ?)", plugin, chat,
+          scope);
+      return new JsonObject();
+    };
+  }
+
+  private void listChatScopes(Message<JsonObject> m) {
+    String plugin;
+    try {
+      plugin = required(m.body(), "pluginId");
+    } catch (IllegalArgumentException e) {
+      ErrorCode.BAD_REQUEST.fail(m, e.getMessage());
+      return;
+    }
+    readers.preparedQuery("SELECT chat_id, scope FROM plugin_chat WHERE plugin_id = ?").execute(Tuple.of(plugin))
+        .onSuccess(rows -> {
+          JsonObject scopes = new JsonObject();
+          rows.forEach(row -> scopes.put(row.getString("chat_id"), row.getString("scope")));
+          m.reply(new JsonObject().put("scopes", scopes));
+        })
+        .onFailure(replyFailure(m));
   }
 
   private void listWebSessions(Message<JsonObject> m) {

@@ -500,6 +500,38 @@ class PluginRoomTest {
   }
 
   @Test
+  void vibearoundChatsAreStillDirectMessagesOrGroupsAfterAGatewayRestart(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.prompt("77", "77", "hello");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "allow-once", null);
+    plugin.awaitType("prompt_result", 1);
+    plugin.act(new JsonObject().put("prompt", "group work").put("chat", "g1").put("sender", "77").put("scope", "group"));
+    plugin.await(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("cannot tell who taps"), 1, "the group notice");
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", onlyPendingRequest())
+        .put("optionId", "allow-once").put("surface", "web")));
+    plugin.awaitType("prompt_result", 2);
+    String dm = threadOf("fake:77");
+    String group = threadOf("fake:g1");
+    gateway.close();
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
+        List.of(plugin.spec("fake", "vibearound", List.of(), List.of(io.switchboard.config.PluginSpec.ANYONE))), FAST,
+        AgentHarness.demo());
+    plugin.awaitType("rendering", 2);
+    // Nobody in either chat has written since the restart; the web asks in both threads.
+    for (String thread : List.of(dm, group)) {
+      await(vertx.eventBus().request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", thread)
+          .put("text", "from the web").put("surface", "web")));
+    }
+    plugin.await(r -> "card".equals(r.getString("type")) && "77".equals(r.getJsonObject("params")
+        .getJsonObject("target").getString("chatId")), 2, "a card in the direct message, known as one");
+    plugin.await(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("cannot tell who taps"), 2, "the group, still a group");
+    assertTrue(plugin.received(r -> "card".equals(r.getString("type"))).stream().noneMatch(r -> "g1".equals(
+        r.getJsonObject("params").getJsonObject("target").getString("chatId"))), "no card in the group");
+  }
+
+  @Test
   void vibearoundGroupCardsOptedInCountAnyMembersTapAndTheAuditSaysAGroupMember(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "vibearound", List.of("42"), "cards-in-groups");
     for (String[] who : new String[][] {{"g1", "42"}, {"g2", "99"}}) { // an approver's thread, then a stranger's
