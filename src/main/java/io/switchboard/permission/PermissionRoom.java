@@ -130,7 +130,7 @@ public final class PermissionRoom extends VerticleBase {
       this.reg = reg;
       this.eligible = new LinkedHashSet<>(reg.eligible());
       this.createdAt = createdAt;
-      this.bytes = reg.toolCall().encode().length() + (long) reg.options().encode().length();
+      this.bytes = reg.bytes();
     }
   }
 
@@ -199,6 +199,7 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(message, "bad permission request: " + e.getMessage());
       return;
     }
+    message.body().clear(); // parsed: the tree is not kept while the request waits (its reply needs no body)
     Pending p = new Pending(newId(), reg, System.currentTimeMillis());
     boolean overLimit = pending.size() >= maxPending || pendingBytes + p.bytes > maxPendingBytes;
     pendingBytes += p.bytes;

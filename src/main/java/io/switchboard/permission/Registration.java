@@ -11,8 +11,8 @@ import java.util.Set;
  * A checked {@code sb.permission.register} body: which thread, ACP session and agent process
  * generation ask, the tool call, the agent's own options, and the surfaces that may answer.
  */
-record Registration(String threadId, String sessionId, String agentId, String generation, JsonObject toolCall,
-                    JsonArray options, Set<String> eligible) {
+record Registration(String threadId, String sessionId, String agentId, String generation, String toolCallId,
+                    String toolCallJson, String optionsJson, List<String> eligible) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
 
@@ -68,13 +68,30 @@ record Registration(String threadId, String sessionId, String agentId, String ge
       }
       eligible.add(s);
     }
-    // The body is this room's own copy (the event bus copies JSON bodies), so it is kept as it is.
-    return new Registration(threadId, sessionId, (String) agent, (String) generation, toolCall, options, eligible);
+    // Kept encoded: a pending request holds its tool call and options as text (a few hundred bytes),
+    // not as trees of maps (several KiB); they are decoded when a card is made or an answer checked.
+    return new Registration(threadId, sessionId, (String) agent, (String) generation, id, toolCall.encode(),
+        options.encode(), List.copyOf(eligible));
+  }
+
+  /** The tool call as the agent sent it (a new copy each time). */
+  JsonObject toolCall() {
+    return new JsonObject(toolCallJson);
+  }
+
+  /** The agent's own options (a new copy each time). */
+  JsonArray options() {
+    return new JsonArray(optionsJson);
+  }
+
+  /** What its tool call and options take, encoded: counted against the room's byte budget. */
+  long bytes() {
+    return toolCallJson.length() + (long) optionsJson.length();
   }
 
   /** The option the agent offered with this id, or null. */
   JsonObject option(String optionId) {
-    for (Object o : options) {
+    for (Object o : options()) {
       JsonObject option = (JsonObject) o;
       if (option.getString("optionId").equals(optionId)) {
         return option;
@@ -83,12 +100,8 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     return null;
   }
 
-  String toolCallId() {
-    return toolCall.getString("toolCallId");
-  }
-
   List<String> eligibleList() {
-    return List.copyOf(eligible);
+    return eligible;
   }
 
   private static String text(JsonObject body, String field) {

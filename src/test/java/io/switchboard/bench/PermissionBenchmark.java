@@ -86,9 +86,15 @@ public final class PermissionBenchmark {
               + "(p50 %.1f us, p99 %.1f us)%n", window, echo[0], echo[1], echo[2], perm[0], perm[1], perm[2]);
     }
 
-    // Heap per pending request, 10,000 pending at once.
+    // Heap per pending request, 10,000 pending at once. -DholdMs=N pauses before and after (for a
+    // class histogram: jcmd PID GC.class_histogram).
     autoAnswer.set(false);
     long before = usedHeapAfterGc();
+    long holdMs = Long.getLong("holdMs", 0);
+    if (holdMs > 0) {
+      System.out.println("holding before: " + ProcessHandle.current().pid());
+      Thread.sleep(holdMs);
+    }
     List<Future<?>> waiting = new ArrayList<>();
     int pending = 10_000;
     for (int i = 0; i < pending; i++) {
@@ -104,6 +110,10 @@ public final class PermissionBenchmark {
     long after = usedHeapAfterGc();
     System.out.printf("heap: %,d pending requests hold %,d KiB, %,d bytes each%n", pending, (after - before) >> 10,
         (after - before) / pending);
+    if (holdMs > 0) {
+      System.out.println("holding after");
+      Thread.sleep(holdMs);
+    }
 
     long t0 = System.nanoTime();
     JsonObject reply = PermissionHarness.await(vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_SHUTDOWN,
