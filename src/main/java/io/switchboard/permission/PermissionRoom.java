@@ -199,13 +199,20 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(message, "bad permission request: " + e.getMessage());
       return;
     }
-    message.body().clear(); // parsed: the tree is not kept while the request waits (its reply needs no body)
+    // Only the reply address is kept while the request waits, not the message: Vert.x keeps the
+    // sender's body beside this room's copy in it (kilobytes of tree a request; docs/performance.md).
+    // A send to it reaches the asker's reply handler; on one Vert.x (the agent room that asks runs
+    // beside this room: a clustered setup keeps them on one node), as message.reply would.
+    String replyTo = message.replyAddress();
     Pending p = new Pending(newId(), reg, System.currentTimeMillis());
     boolean overLimit = pending.size() >= maxPending || pendingBytes + p.bytes > maxPendingBytes;
     pendingBytes += p.bytes;
     pending.put(p.id, p);
-    p.outcome.future().onComplete(done ->
-        message.reply(new JsonObject().put("requestId", p.id).put("outcome", done.result())));
+    p.outcome.future().onComplete(done -> {
+      if (replyTo != null) {
+        bus.send(replyTo, new JsonObject().put("requestId", p.id).put("outcome", done.result()));
+      }
+    });
     log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
         reg.toolCallId(), p.eligible);
 
