@@ -23,13 +23,7 @@ public final class TestImages {
     g.setColor(Color.BLUE);
     g.fillRect(w / 4, h / 4, w / 2, h / 2);
     g.dispose();
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try {
-      ImageIO.write(image, "png", out);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return out.toByteArray();
+    return encode(image);
   }
 
   /** A PNG of random pixels: it does not compress, so it is large for its size. */
@@ -41,6 +35,10 @@ public final class TestImages {
         image.setRGB(x, y, random.nextInt(0x1000000));
       }
     }
+    return encode(image);
+  }
+
+  private static byte[] encode(BufferedImage image) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
       ImageIO.write(image, "png", out);
