@@ -199,9 +199,15 @@ public final class FakePlugin extends StdioPeer {
         JsonObject meta = dialect.equals("acp") ? new JsonObject().put("switchboard", routing)
             : new JsonObject().put("va.channel", routing.copy().put("channelInstanceId", "fake").put("actorId", "fake")
                 .put("platformMessageId", messageId != null ? messageId : "m" + System.nanoTime()));
+        // The SDK's end of the prompt (its cards still open rejected) runs as the answer is read,
+        // before the next message from the gateway is: a card sent after the answer stays open.
         CompletableFuture<JsonObject> asked = ask("session/prompt", new JsonObject().put("sessionId", chat)
             .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", a.getString("prompt"))))
-            .put("_meta", meta));
+            .put("_meta", meta), answer -> {
+              if (dialect.equals("vibearound")) {
+                promptEnded(chat);
+              }
+            });
         if (dialect.equals("vibearound")) {
           rejectOpenCards(chat); // the SDK's onPromptSent: the chat's cards still shown are rejected
         }
@@ -211,9 +217,7 @@ public final class FakePlugin extends StdioPeer {
         if (redeliver && a.getString("messageId") != null) {
           inboundLog(new JsonObject().put("messageId", a.getString("messageId")).put("done", true));
         }
-        if (dialect.equals("vibearound")) {
-          promptEnded(chat);
-        } else {
+        if (!dialect.equals("vibearound")) {
           prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
         }
       } else if (a.containsKey("tap")) {

@@ -89,8 +89,18 @@ public abstract class StdioPeer {
 
   /** Sends a request without waiting: the future completes with the whole response message. */
   protected CompletableFuture<JsonObject> ask(String method, JsonObject params) {
+    return ask(method, params, r -> { });
+  }
+
+  /**
+   * The same, with {@code onAnswer} run on the reading thread as the response is read, before any
+   * later message is: what a single-threaded peer (Node) does in the response's own tick.
+   */
+  protected CompletableFuture<JsonObject> ask(String method, JsonObject params,
+                                              java.util.function.Consumer<JsonObject> onAnswer) {
     int id = nextId.getAndIncrement();
     CompletableFuture<JsonObject> answer = new CompletableFuture<>();
+    answer.thenAccept(onAnswer);
     waiting.put(id, answer);
     send(new JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", method).put("params", params));
     return answer;
