@@ -158,7 +158,7 @@ function receive(f) {
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
-    case 'pending': return pendingCount(f.threadId, f.count);
+    case 'pending': return pendingCounts(f.counts);
     case 'error':
       if (f.clientRef && f.clientRef === state.lastPrompt?.clientRef && state.current === state.lastPrompt.threadId
         && !$('input').value && !state.attachments.length) {
@@ -248,18 +248,20 @@ function threadCreated(f) {
   if (f.clientRef && f.clientRef === state.pendingThread) open(f.threadId);
 }
 
-// Questions waiting in a thread, attached here or not: a badge on the thread, a count in the
-// tab's title, and a notification when the tab is hidden.
-function pendingCount(id, count) {
-  const t = threadOf(id);
-  const more = count > (t.pending || 0);
-  t.pending = count;
+// Questions waiting in threads, attached here or not ({threadId: count} of those that changed): a
+// badge on each thread, a count in the tab's title, and a notification when the tab is hidden.
+function pendingCounts(counts) {
+  for (const [id, count] of Object.entries(counts || {})) {
+    const t = threadOf(id);
+    const more = count > (t.pending || 0);
+    t.pending = count;
+    if (more && document.hidden && 'Notification' in window && Notification.permission === 'granted') {
+      new Notification('Switchboard: permission needed', { body: t.info.title || 'A thread asks for your answer',
+        tag: 'switchboard-' + id });
+    }
+  }
   renderThreads();
   renderTitle();
-  if (more && document.hidden && 'Notification' in window && Notification.permission === 'granted') {
-    new Notification('Switchboard: permission needed', { body: t.info.title || 'A thread asks for your answer',
-      tag: 'switchboard-' + id });
-  }
 }
 
 function renderTitle() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A light ACP agent for the load benchmark (a JVM per thread would measure the JVMs, not the
 gateway). Each prompt: N text chunks stamped with their send time in epoch microseconds, PAUSE ms
-apart (default 5), then 5 permission requests one after another; it reports their round trips (ns) as a
+apart (default 5; a prompt "go P" says P), then 5 permission requests one after another; it reports their round trips (ns) as a
 chunk "RTTS:[...]" and ends the turn. A prompt "hold K" asks K permissions at once and waits for them
 (the gateway cancels them when it stops); "big K" sends K chunks of 64 KiB each and ends the turn."""
 import json
@@ -56,10 +56,17 @@ def big(rid, count):
     send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
 
 
-def prompt(rid):
+# A stamped chunk's line, formatted without json (the agents share two cores with the gateway).
+STAMPED = ('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"load","update":'
+           '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"T%d "}}}}\n')
+
+
+def prompt(rid, pause):
     for i in range(N):
-        chunk("T%d " % (time.time_ns() // 1000))
-        time.sleep(PAUSE)
+        with out_lock:
+            sys.stdout.write(STAMPED % (time.time_ns() // 1000))
+            sys.stdout.flush()
+        time.sleep(pause)
     rtts = []
     for i in range(5):
         t0 = time.monotonic_ns()
@@ -90,4 +97,6 @@ for line in sys.stdin:
         elif text.startswith("big "):
             threading.Thread(target=big, args=(m["id"], int(text[4:])), daemon=True).start()
         else:
-            threading.Thread(target=prompt, args=(m["id"],), daemon=True).start()
+            # "go P": chunks P ms apart (else the pace given on the command line)
+            pause = float(text[3:]) / 1000 if text.startswith("go ") else PAUSE
+            threading.Thread(target=prompt, args=(m["id"], pause), daemon=True).start()

@@ -66,6 +66,20 @@ public final class Gateway {
     this.tuning = tuning;
   }
 
+  /**
+   * One event loop per room (and one for the launcher's own context): rooms are given loops in turn,
+   * and with Vert.x's default of two per core (four here) the thread room shared the web room's
+   * loop, so under load every event waited behind thousands of socket writes (the load benchmark's
+   * profile, docs/performance.md). A loop is a thread and little memory; a room never waits for
+   * another's work.
+   */
+  public static final int EVENT_LOOPS = 8;
+
+  public static io.vertx.core.VertxOptions vertxOptions() {
+    return new io.vertx.core.VertxOptions().setEventLoopPoolSize(
+        Math.max(EVENT_LOOPS, io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE));
+  }
+
   /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
   public Future<Gateway> start() {
     Limits limits = Limits.ofThisJvm();

@@ -207,7 +207,7 @@ public final class Main {
           + "in clear; put a TLS reverse proxy in front (docs/operations.md), or listen on 127.0.0.1",
           settings.http().host());
     }
-    Vertx vertx = Vertx.vertx();
+    Vertx vertx = Vertx.vertx(Gateway.vertxOptions());
     Gateway gateway;
     try {
       gateway = new Gateway(vertx, settings, version()).start().await(60, TimeUnit.SECONDS);

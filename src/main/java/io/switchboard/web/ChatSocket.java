@@ -318,8 +318,21 @@ final class ChatSocket {
 
   // ---- what the room sends this socket ----
 
-  void event(JsonObject body) {
-    deliver(new JsonObject().put("kind", "event").put("body", body));
+  /** A live event of an attached thread; {@code frame} is its frame, encoded once for all the thread's sockets. */
+  void event(JsonObject body, java.util.function.Supplier<String> frame) {
+    String threadId = body.getString("threadId");
+    List<JsonObject> waiting = held.get(threadId);
+    if (waiting != null) {
+      waiting.add(new JsonObject().put("kind", "event").put("body", body));
+    } else {
+      sendEvent(threadId, body.getLong("seq"), body.getJsonObject("event"), frame);
+    }
+  }
+
+  /** The frame of a thread's event, as every socket gets it. */
+  static JsonObject eventFrame(String threadId, long seq, Long at, JsonObject event) {
+    return new JsonObject().put("type", "event").put("threadId", threadId).put("seq", seq).put("at", at)
+        .put("event", event);
   }
 
   void card(JsonObject card) {
@@ -353,12 +366,16 @@ final class ChatSocket {
   }
 
   private void sendEvent(String threadId, long seq, Long at, JsonObject event) {
+    sendEvent(threadId, seq, event, () -> room.encodeOnce("event " + threadId + " " + seq,
+        () -> eventFrame(threadId, seq, at, event)));
+  }
+
+  private void sendEvent(String threadId, long seq, JsonObject event, java.util.function.Supplier<String> frame) {
     if (seq <= lastSeq.getOrDefault(threadId, 0L)) {
       return; // already sent (replay and live overlap)
     }
     lastSeq.put(threadId, seq);
-    sendText(room.encodeOnce("event " + threadId + " " + seq, () -> new JsonObject().put("type", "event")
-        .put("threadId", threadId).put("seq", seq).put("at", at).put("event", event)));
+    sendText(frame.get());
     String kind = event.getString("kind");
     if ("turn_started".equals(kind) || "turn_ended".equals(kind) || "agent_exited".equals(kind)) {
       send(new JsonObject().put("type", "turn").put("threadId", threadId).put("busy", "turn_started".equals(kind)));
@@ -390,10 +407,8 @@ final class ChatSocket {
   // ---- the bounded send queue ----
 
   /** A frame about no particular attached thread (a new thread, a pending count), sent now. */
-  void notice(JsonObject frame) {
-    if (!closed) {
-      send(frame);
-    }
+  void notice(String frame) {
+    sendText(frame);
   }
 
   private void send(JsonObject frame) {

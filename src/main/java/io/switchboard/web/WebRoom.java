@@ -157,13 +157,15 @@ public final class WebRoom extends VerticleBase {
       if (m.body().getBoolean("deleted", false)) {
         frame.put("deleted", true);
       }
-      new ArrayList<>(open).forEach(s -> s.notice(frame));
+      String text = frame.encode();
+      new ArrayList<>(open).forEach(s -> s.notice(text));
     });
     bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {
       for (Object o : reply.body().getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
         pending.computeIfAbsent(card.getString("threadId"), id -> new HashSet<>()).add(card.getString("requestId"));
       }
+      pending.forEach((threadId, ids) -> pendingAnnounced.put(threadId, ids.size()));
     });
 
     HttpServerOptions options = new HttpServerOptions().setMaxWebSocketFrameSize(TRANSPORT_FRAME_LIMIT)
@@ -565,10 +567,21 @@ public final class WebRoom extends VerticleBase {
 
   /** threadId -> its questions waiting for an answer (for the pages' badges and titles). */
   private final Map<String, Set<String>> pending = new HashMap<>();
+  /**
+   * How often at most the pages hear of changed counts, all changed threads in one frame: under
+   * load every question's start and end went to every open socket as a frame of its own (two frames
+   * per question per socket, the web room's largest cost in the load benchmark's profile,
+   * docs/performance.md); now each socket gets at most five such frames a second however many
+   * threads ask, and a question asked and answered within one period changes nothing on the pages.
+   */
+  static final long PENDING_NOTICE_MS = 200;
+  /** threadId -> the count the pages were last told (welcome frames tell the same); absent: 0. */
+  private final Map<String, Integer> pendingAnnounced = new HashMap<>();
+  private final Set<String> pendingChangedSince = new java.util.LinkedHashSet<>();
 
+  /** The count the pages were last told for a thread (a new page's welcome gives the same, so all agree). */
   int pendingCount(String threadId) {
-    Set<String> ids = pending.get(threadId);
-    return ids == null ? 0 : ids.size();
+    return pendingAnnounced.getOrDefault(threadId, 0);
   }
 
   private void pendingChanged(String threadId, String requestId, boolean waiting) {
@@ -580,9 +593,32 @@ public final class WebRoom extends VerticleBase {
     if (ids.isEmpty()) {
       pending.remove(threadId);
     }
+    if (changed && pendingChangedSince.isEmpty()) {
+      vertx.setTimer(PENDING_NOTICE_MS, t -> announcePending());
+    }
     if (changed) {
-      JsonObject frame = new JsonObject().put("type", "pending").put("threadId", threadId)
-          .put("count", pendingCount(threadId));
+      pendingChangedSince.add(threadId);
+    }
+  }
+
+  /** Tells every open page, in one frame encoded once, the counts that changed since the last time. */
+  private void announcePending() {
+    JsonObject counts = new JsonObject();
+    for (String threadId : pendingChangedSince) {
+      Set<String> ids = pending.get(threadId);
+      int count = ids == null ? 0 : ids.size();
+      if (count != pendingCount(threadId)) {
+        counts.put(threadId, count);
+        if (count == 0) {
+          pendingAnnounced.remove(threadId);
+        } else {
+          pendingAnnounced.put(threadId, count);
+        }
+      }
+    }
+    pendingChangedSince.clear();
+    if (!counts.isEmpty()) {
+      String frame = new JsonObject().put("type", "pending").put("counts", counts).encode();
       new ArrayList<>(open).forEach(s -> s.notice(frame));
     }
   }
@@ -664,7 +700,14 @@ public final class WebRoom extends VerticleBase {
   void attach(String threadId, ChatSocket socket) {
     attached.computeIfAbsent(threadId, id -> new HashSet<>()).add(socket);
     threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
-        Addresses.threadEvents(id), m -> toThread(id, s -> s.event(m.body()))));
+        Addresses.threadEvents(id), m -> {
+          JsonObject body = m.body();
+          String[] encoded = {null}; // once for all the thread's sockets, and only if one sends it now
+          java.util.function.Supplier<String> frame = () -> encoded[0] != null ? encoded[0]
+              : (encoded[0] = ChatSocket.eventFrame(id, body.getLong("seq"), body.getLong("at"),
+                  body.getJsonObject("event")).encode());
+          toThread(id, s -> s.event(body, frame));
+        }));
   }
 
   void detach(String threadId, ChatSocket socket) {

@@ -51,7 +51,10 @@ public final class LoadBenchmark {
   static final int SOCKETS_PER_THREAD = Integer.getInteger("sockets", 10);
   static final int CHUNKS = 200;
   /** Milliseconds between an agent's chunks: 5 is a fast model; 20 is closer to what agents emit. */
-  static final int PAUSE_MS = Integer.getInteger("pauseMs", 5);
+  static final int PAUSE_MS = Integer.getInteger("pauseMs", 20);
+  /** Paces (ms between an agent's chunks) of the rounds before the measured one: the chart's curve. */
+  static final List<Integer> SWEEP = java.util.Arrays.stream(System.getProperty("sweep", "").split(","))
+      .filter(x -> !x.isBlank()).map(x -> Integer.valueOf(x.trim())).toList();
   /**
    * The flood: MiB per thread, on a few threads, more than a stopped reader's kernel buffers and its
    * 4 MiB queue together hold.
@@ -59,11 +62,16 @@ public final class LoadBenchmark {
   static final int FLOOD_MIB = Integer.getInteger("floodMiB", 12);
   static final int FLOOD_THREADS = Integer.getInteger("floodThreads", 5);
   static final int HELD = 10_000;
+  /** {@code -DstreamingOnly=true}: stop after the streaming phase (to profile it). */
+  static final boolean STREAMING_ONLY = Boolean.getBoolean("streamingOnly");
   /** packaging/switchboard.service's flags, without its class-data-sharing archive. */
   static final String UNIT_FLAGS = "-Xmx64m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m "
       + "-Dio.netty.allocator.numDirectArenas=2 -XX:+ExitOnOutOfMemoryError";
 
   private final List<Long> chunkLatencyMicros = Collections.synchronizedList(new ArrayList<>());
+  /** The same chunks' latency split at the event's {@code at} (when the thread room numbered it). */
+  private final List<Long> toNumberedMicros = Collections.synchronizedList(new ArrayList<>());
+  private final List<Long> fromNumberedMicros = Collections.synchronizedList(new ArrayList<>());
   private final List<Long> rttNanos = Collections.synchronizedList(new ArrayList<>());
   private final java.util.Set<String> answered = ConcurrentHashMap.newKeySet();
   private final java.util.Set<String> heldCards = ConcurrentHashMap.newKeySet();
@@ -143,23 +151,37 @@ public final class LoadBenchmark {
         bareEcho[0], bareEcho[1]);
     sampler.takePeakMib();
 
-    // Phase 1: every thread streams CHUNKS stamped chunks, then asks 5 permissions, answered from a browser.
-    Phase streaming = new Phase(sampler, os);
+    // Phase 0: every thread's agent starts (spawned at its first prompt) and answers an empty turn, so the
+    // streaming phase measures streaming, not 50 process starts at once.
+    Phase starting = new Phase(sampler, os);
     turnsEnded = new CountDownLatch(THREADS);
     for (int i = 0; i < THREADS; i++) {
-      measuring.get(i).send(new JsonObject().put("type", "prompt").put("threadId", threads.get(i)).put("text", "go"));
+      measuring.get(i).send(new JsonObject().put("type", "prompt").put("threadId", threads.get(i)).put("text", "big 0"));
     }
-    await(turnsEnded, "the streaming turns", gateway.process());
-    streaming.end();
-    System.out.printf("streaming: %d turns of %d chunks (%d ms apart: %,d chunks/s in all) and 5 permissions each "
-        + "in %.1f s; %s%n", THREADS, CHUNKS, PAUSE_MS, THREADS * 1000 / PAUSE_MS, streaming.seconds, streaming);
-    System.out.printf("  chunk latency agent->browser: p50 %s ms, p99 %s ms (%d samples)%n",
-        pct(chunkLatencyMicros, 50), pct(chunkLatencyMicros, 99), chunkLatencyMicros.size());
+    await(turnsEnded, "the agents' starts", gateway.process());
+    starting.end();
+    System.out.printf("agents started: %d processes spawned and their first (empty) turns ended in %.1f s; %s%n",
+        THREADS, starting.seconds, starting);
+
+    // Phase 1: every thread streams CHUNKS stamped chunks, then asks 5 permissions, answered from a browser.
+    // A first round warms the gateway's JIT (a running gateway is warm; its first seconds are not what a
+    // user lives with), then one round per pace of the sweep, the 2,500 chunks/s last.
+    streamRound(measuring, threads, gateway, sampler, os, PAUSE_MS, "warm-up round (not counted)");
+    for (int pause : SWEEP) {
+      streamRound(measuring, threads, gateway, sampler, os, pause, "sweep");
+    }
+    Phase streaming = streamRound(measuring, threads, gateway, sampler, os, PAUSE_MS, "streaming");
     List<Long> rttMicros = rttNanos.stream().map(n -> n / 1000).toList();
     System.out.printf("  permission round trip (agent's view, a browser answers): p50 %s ms, p99 %s ms (%d)%n",
         pct(rttMicros, 50), pct(rttMicros, 99), rttMicros.size());
     System.out.printf("  gateway heap after GC %d MiB%n", heapAfterGc(pid, gateway.port(), token));
     diagnose(pid, "1-streaming");
+    if (STREAMING_ONLY) {
+      gateway.process().destroy();
+      gateway.process().waitFor(2, TimeUnit.MINUTES);
+      sampler.close();
+      return; // (main exits the JVM)
+    }
 
     // Phase 2: a flood of 64 KiB chunks on a few threads; the readers that stopped cannot take it.
     answering = false;
@@ -236,10 +258,38 @@ public final class LoadBenchmark {
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
+  /** One streaming turn on every thread at one pace; prints its chunk latency and returns its measures. */
+  private Phase streamRound(List<ChatClient> measuring, List<String> threads, JarGateway gateway, ProcessSampler sampler,
+      com.sun.management.OperatingSystemMXBean os, int pauseMs, String label) throws InterruptedException {
+    chunkLatencyMicros.clear();
+    toNumberedMicros.clear();
+    fromNumberedMicros.clear();
+    rttNanos.clear();
+    Phase round = new Phase(sampler, os);
+    turnsEnded = new CountDownLatch(THREADS);
+    for (int i = 0; i < THREADS; i++) {
+      measuring.get(i).send(new JsonObject().put("type", "prompt").put("threadId", threads.get(i))
+          .put("text", "go " + pauseMs));
+    }
+    await(turnsEnded, "the streaming turns", gateway.process());
+    round.end();
+    System.out.printf("%s: %d turns of %d chunks (%d ms apart: %,d chunks/s in all) and 5 permissions each in %.1f s; "
+        + "%s%n", label, THREADS, CHUNKS, pauseMs, THREADS * 1000 / pauseMs, round.seconds, round);
+    System.out.printf("  chunk latency agent->browser at %,d chunks/s: p50 %s ms, p99 %s ms (%d samples)%n",
+        THREADS * 1000 / pauseMs, pct(chunkLatencyMicros, 50), pct(chunkLatencyMicros, 99), chunkLatencyMicros.size());
+    System.out.printf("    of which agent->numbered by the thread room p50 %s ms, p99 %s ms; numbered->browser p50 %s ms, "
+        + "p99 %s ms%n", pct(toNumberedMicros, 50), pct(toNumberedMicros, 99), pct(fromNumberedMicros, 50),
+        pct(fromNumberedMicros, 99));
+    return round;
+  }
+
   /** A frame on a browser socket: answers cards while answering, times stamped chunks, counts turn ends. */
   private void received(WebSocket ws, String text, boolean measures) {
     if (text.length() > 8192) {
       return; // a flood chunk: nothing to read in it
+    }
+    if (!measures && text.startsWith("{\"type\":\"event\"")) {
+      return; // a browser would draw it; the load clients share two cores with the gateway, so only one socket a thread reads events
     }
     JsonObject f = new JsonObject(text);
     String type = f.getString("type");
@@ -266,8 +316,12 @@ public final class LoadBenchmark {
       String chunk = u == null ? null : u.getJsonObject("content", new JsonObject()).getString("text");
       if (chunk != null && chunk.startsWith("T")) {
         Instant now = Instant.now();
-        chunkLatencyMicros.add(now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000
-            - Long.parseLong(chunk.substring(1).trim()));
+        long nowMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        long stamp = Long.parseLong(chunk.substring(1).trim());
+        chunkLatencyMicros.add(nowMicros - stamp);
+        long at = f.getLong("at") * 1000; // milliseconds: the split is good to a millisecond
+        toNumberedMicros.add(at - stamp);
+        fromNumberedMicros.add(nowMicros - at);
       } else if (chunk != null && chunk.startsWith("RTTS:")) {
         new JsonArray(chunk.substring(5)).forEach(n -> rttNanos.add(((Number) n).longValue()));
       }
