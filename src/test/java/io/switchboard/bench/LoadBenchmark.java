@@ -36,14 +36,16 @@ import org.slf4j.LoggerFactory;
  * Load on the real jar: the gateway runs as a process of its own (by default with the systemd
  * unit's flags, {@code -Xmx64m} and SerialGC) and this JVM is the 500 browsers: /ws/chat sockets
  * over 50 threads, 10 each, one of each ten a reader that stops. Each thread has a light Python
- * agent (src/test/resources/bench/load_agent.py). Phases: a streaming turn with 5 permission
- * round trips per thread; a flood of 64 KiB chunks that the stopped readers cannot take; 10,000
+ * agent (src/test/resources/bench/load_agent.py). Phases: the agents' start (an empty turn each);
+ * streaming turns with 5 permission round trips per thread (a warm-up round, the sweep's paces,
+ * then the measured one); a flood of 64 KiB chunks that the stopped readers cannot take; 10,000
  * permission requests pending at once, cancelled by SIGTERM. Prints latencies, the gateway's CPU,
  * its heap after a GC and its resident memory (peak per phase, sampled from /proc), beside a bare
  * Vert.x WebSocket echo server run with the same flags.
  *
  * <p>Run: {@code mvn -q -B -DskipTests package && java -Xmx1g -cp target/switchboard.jar:target/test-classes
- * io.switchboard.bench.LoadBenchmark} ({@code -DpauseMs=20} for agents at a gentler pace,
+ * io.switchboard.bench.LoadBenchmark} ({@code -DpauseMs=5} for agents at a faster pace, {@code -Dsweep=100,50}
+ * for rounds at other paces first, {@code -DstreamingOnly=true} to stop after them,
  * {@code -DgatewayJvm="..."} for other gateway flags).
  */
 public final class LoadBenchmark {
