@@ -59,6 +59,8 @@ if not load:
     sys.exit(f"scripts/bench.sh: no measured load round in the load benchmark's output:\n{text('load.txt')}")
 _, load_rate, load_p50, load_p99 = load[-1]
 sockets = find(r"(\d+) sockets open over", "load.txt")
+rss_idle = num(find(r"idle, no socket: RSS (\d+) MiB", "load.txt"))
+rss_open = num(find(r"sockets open over .*: RSS (\d+) MiB", "load.txt"))
 jar = os.path.getsize("target/switchboard-linux-x86_64.jar") if os.path.exists(
     "target/switchboard-linux-x86_64.jar") else os.path.getsize("target/switchboard-linux-aarch64.jar")
 
@@ -76,6 +78,10 @@ rows = [
      f"{load_p50:,.1f} ms", None, "≤ 50 ms", load_p50 <= 50, None),
     (f"chunk latency agent→browser, p99, same run", "—", f"{load_p99:,.1f} ms", None, "≤ 250 ms",
      load_p99 <= 250, None),
+    ("RSS at -Xmx64m with the unit's flags and CDS archive, idle", "claude-code-ui 1.12.0: 80 MiB "
+     "(2026-11-30, not this run)", f"{rss_idle:,.0f} MiB", None, "below claude-code-ui's", rss_idle < 80, None),
+    (f"the same with {sockets} chat sockets open", "—", f"{rss_open:,.0f} MiB", None, "≤ 128 MiB",
+     rss_open <= 128, None),
     ("heap per pending request, 10,000 pending", "—", f"{heap:,.0f} bytes", None, "≤ 2,048 bytes",
      heap <= 2048, None),
     ("the jar for one CPU (linux-x86_64)", "—", f"{jar / 2**20:.1f} MiB", None, "≤ 12 MiB", jar <= 12 * 2**20, None),

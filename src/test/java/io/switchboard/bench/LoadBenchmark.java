@@ -66,7 +66,7 @@ public final class LoadBenchmark {
   static final int HELD = 10_000;
   /** {@code -DstreamingOnly=true}: stop after the streaming phase (to profile it). */
   static final boolean STREAMING_ONLY = Boolean.getBoolean("streamingOnly");
-  /** packaging/switchboard.service's flags, without its class-data-sharing archive. */
+  /** packaging/switchboard.service's flags; its class-data-sharing archive is made here (-Dcds=false: none). */
   static final String UNIT_FLAGS = "-Xmx64m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m "
       + "-Dio.netty.allocator.numDirectArenas=2 -XX:+ExitOnOutOfMemoryError";
 
@@ -89,8 +89,11 @@ public final class LoadBenchmark {
   }
 
   private void run() throws Exception {
-    List<String> flags = List.of(System.getProperty("gatewayJvm", UNIT_FLAGS).trim().split("\\s+"));
+    List<String> flags = new ArrayList<>(List.of(System.getProperty("gatewayJvm", UNIT_FLAGS).trim().split("\\s+")));
     Path dir = Files.createTempDirectory("sb-load");
+    if (!"false".equals(System.getProperty("cds"))) {
+      flags.addAll(List.of("-XX:SharedArchiveFile=" + classDataArchive(dir, flags), "-Xshare:auto"));
+    }
     Path script = Path.of("target", "test-classes", "bench", "load_agent.py").toAbsolutePath();
     Path config = dir.resolve("switchboard.json");
     Files.writeString(config, new JsonObject().put("http", new JsonObject().put("port", 0))
@@ -258,6 +261,31 @@ public final class LoadBenchmark {
         pending.strip().startsWith("[") ? new JsonArray(pending).size() : -1);
     sampler.close();
     vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  /**
+   * A class-data-sharing archive of what the gateway loads to start, made as the unit's installer
+   * makes it (docs/operations.md): one start with {@code -XX:ArchiveClassesAtExit} on a scratch data
+   * directory, stopped once it answers.
+   */
+  private static String classDataArchive(Path dir, List<String> flags) throws Exception {
+    Path archive = dir.resolve("switchboard.jsa");
+    List<String> argv = new ArrayList<>(List.of("java"));
+    argv.addAll(flags);
+    argv.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "-jar", JarGateway.JAR.toString(), "--port", "0",
+        "--data-dir", dir.resolve("cds").toString()));
+    Process p = new ProcessBuilder(argv).redirectError(dir.resolve("cds.log").toFile()).start();
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = out.readLine()) != null && !line.contains("listening on")) {
+        // the start-up lines
+      }
+    }
+    p.destroy();
+    if (!p.waitFor(1, TimeUnit.MINUTES) || !Files.exists(archive)) {
+      throw new IllegalStateException("no class-data archive was made; see " + dir.resolve("cds.log"));
+    }
+    return archive.toString();
   }
 
   /** One streaming turn on every thread at one pace; prints its chunk latency and returns its measures. */
