@@ -158,20 +158,27 @@ final class Terminals {
     Object cwd = p.getValue("cwd");
     String tree = ProcessTree.newMark();
     spawning++;
-    return context.owner().<Process>executeBlocking(() -> {
+    // The process and its reader thread start on a worker: starting a thread can take seconds on a busy
+    // machine, and this room's event loop carries every agent's output.
+    return context.owner().<Terminal>executeBlocking(() -> {
       Path dir = cwd == null ? workspace.create() : workspace.resolve(cwd);
       ProcessBuilder pb = new ProcessBuilder(confine.apply(argv, dir)).directory(dir.toFile())
           .redirectErrorStream(true);
       pb.environment().putAll(env);
       ProcessTree.mark(pb.environment(), owner, tree);
+      Process process;
       try {
-        return pb.start();
+        process = pb.start();
       } catch (IOException e) {
         throw new JsonRpcError(JsonRpcError.INVALID_PARAMS, "cannot run " + command + ": " + e.getMessage());
       }
-    }, false).onComplete(x -> spawning--).onFailure(err -> backlog.releaseTerminalOutput(limit)).<Object>map(process -> {
       closeQuietly(process);
-      Terminal t = new Terminal(process, tree, limit);
+      Terminal started = new Terminal(process, tree, limit);
+      Thread reader = new Thread(() -> pump(process.getInputStream(), started), name + "-terminal-" + tree);
+      reader.setDaemon(true);
+      reader.start();
+      return started;
+    }, false).onComplete(x -> spawning--).onFailure(err -> backlog.releaseTerminalOutput(limit)).<Object>map(t -> {
       if (closed) {
         kill(t); // the session ended while it was being spawned
         backlog.releaseTerminalOutput(t.reserved);
@@ -179,9 +186,6 @@ final class Terminals {
       }
       String id = "term-" + (nextId++);
       terminals.put(id, t);
-      Thread reader = new Thread(() -> pump(process.getInputStream(), t), name + "-" + id);
-      reader.setDaemon(true);
-      reader.start();
       t.exitedAfterOutput(context, () -> {
         // What a person sees of it: the end of its output, with how it exited.
         String text = t.output.text();

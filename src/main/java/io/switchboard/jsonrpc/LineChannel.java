@@ -9,9 +9,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -44,7 +45,7 @@ public final class LineChannel {
   private final int maxLineBytes;
   private final long maxQueuedBytes;
   private final Listener listener;
-  private final ExecutorService writer;
+  private final ThreadPoolExecutor writer;
   private final AtomicLong queuedBytes = new AtomicLong();
   private volatile boolean outputClosed;
   /** Bytes of lines handed to the owner's context and not yet delivered to the listener. */
@@ -69,7 +70,8 @@ public final class LineChannel {
     this.maxLineBytes = maxLineBytes;
     this.maxQueuedBytes = maxQueuedBytes;
     this.listener = listener;
-    this.writer = Executors.newSingleThreadExecutor(r -> daemon(r, name + "-writer"));
+    this.writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+        new LinkedBlockingQueue<>(), r -> daemon(r, name + "-writer"));
   }
 
   /** Bytes written by the owner and not yet taken by the peer. */
@@ -77,7 +79,14 @@ public final class LineChannel {
     return queuedBytes.get();
   }
 
+  /**
+   * Starts the reader and the writer thread. Call it where a thread may wait (a worker: processes are
+   * spawned there): starting a thread took seconds on a machine busy with 50 agents starting at once,
+   * and the writer used to start at the first write, on the owner's event loop, which then held
+   * every other agent's output (the load benchmark's BlockedThreadChecker, 6 s).
+   */
   public void start() {
+    writer.prestartCoreThread();
     daemon(this::readLoop, name + "-reader").start();
   }
 

@@ -78,6 +78,14 @@ public final class PermissionBenchmark {
     double[] commit = fullCommits(dir.resolve("floor.db"), 2_000);
     System.out.printf("plain sqlite-jdbc, one single-row commit at synchronous=FULL: p50 %.1f us, p99 %.1f us%n",
         commit[0], commit[1]);
+    // One of a round trip's two store writes alone: the event bus, the hop to the writer thread, the
+    // ledger's rows (request, chained event, indexes) and the commit at FULL. What is left of a round
+    // trip beyond two of these is the permission room's own work and its card.
+    double[] ledgerWrite = measure(2_000, 1, i -> vertx.eventBus().request(Addresses.STORE_LEDGER_APPEND,
+        PermissionHarness.request("bench", "s", "store-" + i, "web").put("requestId", "store-" + i)
+            .put("createdAt", System.currentTimeMillis())));
+    System.out.printf("store room, one ledger write (register's row) at a time: p50 %.1f us, p99 %.1f us%n",
+        ledgerWrite[1], ledgerWrite[2]);
 
     for (int window : new int[] {1, 128}) {
       double[] echo = echo(vertx, window == 1 ? 20_000 : 100_000, window);

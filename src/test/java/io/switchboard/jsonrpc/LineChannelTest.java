@@ -75,6 +75,26 @@ class LineChannelTest {
     assertTrue(afterClose.failed());
   }
 
+  @Test
+  void bothThreadsAreStartedByStartNotByTheFirstWrite(Vertx vertx) throws Exception {
+    var silent = new java.io.PipedInputStream(new java.io.PipedOutputStream());
+    LineChannel channel = new LineChannel(vertx.getOrCreateContext(), "prestart-probe", silent,
+        new ByteArrayOutputStream(), 1024, 1024 * 1024, new LineChannel.Listener() {
+          public void line(String line) {}
+
+          public void oversize(long bytes) {}
+
+          public void closed() {}
+        });
+    channel.start();
+    // The owner's event loop writes; it must never be the one that starts a thread (that can block it).
+    java.util.Set<String> names = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+        .collect(java.util.stream.Collectors.toSet());
+    assertTrue(names.contains("prestart-probe-writer"), "the writer thread runs before any write: " + names);
+    assertTrue(names.contains("prestart-probe-reader"), "the reader thread runs: " + names);
+    channel.closeOutput();
+  }
+
   /** A listener that keeps the lines and notes the end of the stream. */
   private static LineChannel.Listener collect(List<String> lines, AtomicBoolean closed) {
     return new LineChannel.Listener() {
