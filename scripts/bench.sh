@@ -3,7 +3,7 @@
 # one table — path, floor, Switchboard, ratio, goal (issue "Performance"), met or not — which it also
 # writes into docs/performance.md between the "bench:begin" and "bench:end" markers.
 # Also draws docs/bench-load.svg: chunk latency (agent to browser) against load, from the load benchmark.
-# Usage: scripts/bench.sh            (about 9 minutes on 2 cores; builds the jar first)
+# Usage: scripts/bench.sh            (about 11 minutes on 2 cores; builds the jar first)
 #        scripts/bench.sh --no-write (print only)
 # Not here: the footprint (scripts/footprint.sh).
 set -euo pipefail
@@ -21,6 +21,8 @@ echo "scripts/bench.sh: agent path (about 1 min)" >&2
 java -cp "$cp" io.switchboard.bench.AgentBenchmark 2>/dev/null | grep -v DEBUG > "$out/agent.txt"
 echo "scripts/bench.sh: outbox (about 1 min)" >&2
 java -cp "$cp" io.switchboard.bench.OutboxBenchmark 2>/dev/null | grep -v DEBUG > "$out/outbox.txt"
+echo "scripts/bench.sh: launch and idle memory beside claude-code-ui (about 1 min; installs it on first use)" >&2
+scripts/side-by-side.sh > "$out/side.txt" 2>&1 || echo "(side by side not measured: $(tail -1 "$out/side.txt"))" >&2
 echo "scripts/bench.sh: load, the gateway as a process of its own with 500 sockets (about 5 min)" >&2
 java -Xmx1g -Dsweep=100,50,10 -DstreamingOnly=true -cp "$cp" io.switchboard.bench.LoadBenchmark 2>/dev/null \
   | grep -v DEBUG > "$out/load.txt"
@@ -62,6 +64,9 @@ _, load_rate, load_p50, load_p99 = load[-1]
 sockets = find(r"(\d+) sockets open over", "load.txt")
 rss_idle = num(find(r"idle, no socket: RSS (\d+) MiB", "load.txt"))
 rss_open = num(find(r"sockets open over .*: RSS (\d+) MiB", "load.txt"))
+side = text("side.txt")
+sb = re.search(r"switchboard .*: launch to HTTP answering (\d+) ms, idle RSS (\d+) MiB", side)
+cc = re.search(r"claude-code-ui .*: launch to HTTP answering (\d+) ms, idle RSS (\d+) MiB", side)
 jar = os.path.getsize("target/switchboard-linux-x86_64.jar") if os.path.exists(
     "target/switchboard-linux-x86_64.jar") else os.path.getsize("target/switchboard-linux-aarch64.jar")
 
@@ -81,8 +86,14 @@ rows = [
      f"{load_p50:,.1f} ms", None, "≤ 50 ms", load_p50 <= 50, None),
     (f"chunk latency agent→browser, p99, same run", "—", f"{load_p99:,.1f} ms", None, "≤ 250 ms",
      load_p99 <= 250, None),
-    ("RSS at -Xmx64m with the unit's flags and CDS archive, idle", "claude-code-ui 1.12.0: 80 MiB "
-     "(2026-11-30, not this run)", f"{rss_idle:,.0f} MiB", None, "below claude-code-ui's", rss_idle < 80, None),
+] + ([
+    ("launch to HTTP answering, fresh data directory (unit flags, CDS)", f"claude-code-ui 1.12.0 {cc[1]} ms",
+     f"{sb[1]} ms", num(sb[1]) / num(cc[1]), "below claude-code-ui", num(sb[1]) < num(cc[1]), "x"),
+    ("idle RSS, the same start", f"claude-code-ui 1.12.0 {cc[2]} MiB", f"{sb[2]} MiB", num(sb[2]) / num(cc[2]),
+     "below claude-code-ui", num(sb[2]) < num(cc[2]), "x"),
+] if sb and cc else [("launch and idle RSS beside claude-code-ui", "not measured (scripts/side-by-side.sh failed)",
+                      "—", None, "below claude-code-ui", False, None)]) + [
+    ("RSS under the load benchmark (unit flags, CDS), idle", "—", f"{rss_idle:,.0f} MiB", None, "—", None, None),
     (f"the same with {sockets} chat sockets open", "—", f"{rss_open:,.0f} MiB", None, "≤ 128 MiB",
      rss_open <= 128, None),
     ("heap per pending request, 10,000 pending", "—", f"{heap:,.0f} bytes", None, "≤ 2,048 bytes",

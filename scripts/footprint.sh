@@ -9,11 +9,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "jar: $(du -k "$jar" | cut -f1) KiB"
 
-# A class-data-sharing archive of what start-up loads (made once, from a run that stops itself).
-java -XX:ArchiveClassesAtExit="$work/switchboard.jsa" -jar "$jar" --port 0 --data-dir "$work/cds" >"$work/cds.out" 2>&1 &
-pid=$!
-until grep -q listening "$work/cds.out" 2>/dev/null; do sleep 0.05; done
-kill -TERM $pid; wait $pid || true
+# A class-data-sharing archive, as the installer makes it (scripts/cds-archive.sh).
+scripts/cds-archive.sh "$jar" "$work/switchboard.jsa" >/dev/null
 
 measure() {
   local name=$1; shift

@@ -263,26 +263,15 @@ public final class LoadBenchmark {
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
-  /**
-   * A class-data-sharing archive of what the gateway loads to start, made as the unit's installer
-   * makes it (docs/operations.md): one start with {@code -XX:ArchiveClassesAtExit} on a scratch data
-   * directory, stopped once it answers.
-   */
+  /** A class-data-sharing archive, made as the unit's installer makes it (scripts/cds-archive.sh). */
   private static String classDataArchive(Path dir, List<String> flags) throws Exception {
     Path archive = dir.resolve("switchboard.jsa");
-    List<String> argv = new ArrayList<>(List.of("java"));
+    List<String> argv = new ArrayList<>(List.of("bash", "scripts/cds-archive.sh", JarGateway.JAR.toString(),
+        archive.toString()));
     argv.addAll(flags);
-    argv.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "-jar", JarGateway.JAR.toString(), "--port", "0",
-        "--data-dir", dir.resolve("cds").toString()));
-    Process p = new ProcessBuilder(argv).redirectError(dir.resolve("cds.log").toFile()).start();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = out.readLine()) != null && !line.contains("listening on")) {
-        // the start-up lines
-      }
-    }
-    p.destroy();
-    if (!p.waitFor(1, TimeUnit.MINUTES) || !Files.exists(archive)) {
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(dir.resolve("cds.log").toFile())
+        .start();
+    if (!p.waitFor(2, TimeUnit.MINUTES) || p.exitValue() != 0) {
       throw new IllegalStateException("no class-data archive was made; see " + dir.resolve("cds.log"));
     }
     return archive.toString();
