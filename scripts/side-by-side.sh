@@ -22,7 +22,7 @@ if [ -z "$cli" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-unit="-Xmx64m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2"
+unit="-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2"
 
 # The class-data-sharing archive, as the installer makes it (docs/operations.md).
 scripts/cds-archive.sh "$jar" "$work/switchboard.jsa" $unit >/dev/null

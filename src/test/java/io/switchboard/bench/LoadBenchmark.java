@@ -67,7 +67,7 @@ public final class LoadBenchmark {
   /** {@code -DstreamingOnly=true}: stop after the streaming phase (to profile it). */
   static final boolean STREAMING_ONLY = Boolean.getBoolean("streamingOnly");
   /** packaging/switchboard.service's flags; its class-data-sharing archive is made here (-Dcds=false: none). */
-  static final String UNIT_FLAGS = "-Xmx64m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m "
+  static final String UNIT_FLAGS = "-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m "
       + "-Dio.netty.allocator.numDirectArenas=2 -XX:+ExitOnOutOfMemoryError";
 
   private final List<Long> chunkLatencyMicros = Collections.synchronizedList(new ArrayList<>());
@@ -147,6 +147,7 @@ public final class LoadBenchmark {
     Thread.sleep(1_000);
     System.out.printf("%d sockets open over %d threads (%d stop reading): RSS %d MiB%n", sockets.size(),
         threads.size(), stalled.size(), sampler.rssKib() >> 10);
+    diagnose(pid, "0-sockets");
 
     // The web layer's own cost, beside a bare Vert.x WebSocket echo process with as many sockets open.
     double[] gatewayPing = pingRoundTrips(sockets.get(1).ws, 2_000);
