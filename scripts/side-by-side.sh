@@ -2,8 +2,8 @@
 # Launch time and idle memory of Switchboard beside claude-code-ui (a Node web UI for coding agents),
 # measured the same way in the same run: from launch until an HTTP GET of / answers, then the
 # resident memory of the process tree 2 s later; fresh data directories, 5 runs each.
-# Switchboard runs as packaging/switchboard.service runs it (-Xmx64m, SerialGC, a CDS archive made
-# once as the installer makes it).
+# Switchboard runs as packaging/switchboard.service runs it (-Xmx64m, SerialGC, MALLOC_ARENA_MAX=2,
+# a CDS archive made once as the installer makes it).
 # Usage: scripts/side-by-side.sh [path/to/claude-code-ui/server/cli.js]
 #   Without a path it installs @siteboon/claude-code-ui@1.12.0 into target/ccui (npm; its native
 #   modules are built with node-gyp, which needs make and a C++ compiler).
@@ -59,6 +59,6 @@ measure() {
   echo "$name: launch to HTTP answering $(( ms / 5 )) ms, idle RSS $(( rss / 5 / 1024 )) MiB (mean of 5)"
 }
 
-measure "switchboard (unit flags, CDS)" 18931 java $unit -XX:SharedArchiveFile="$work/switchboard.jsa" -Xshare:auto \
+measure "switchboard (unit flags, CDS)" 18931 env MALLOC_ARENA_MAX=2 java $unit -XX:SharedArchiveFile="$work/switchboard.jsa" -Xshare:auto \
   -jar "$jar" --port 18931 --data-dir "$work/home/data"
 measure "claude-code-ui 1.12.0 (node $(node --version))" 18932 node "$cli"

@@ -103,13 +103,20 @@ public final class LoadBenchmark {
         .put("agents", new JsonArray().add(new JsonObject().put("id", "bench").put("command", new JsonArray()
             .add("python3").add(script.toString()).add(Integer.toString(CHUNKS)).add(Integer.toString(PAUSE_MS)))))
         .encodePrettily());
-    JarGateway gateway = JarGateway.start(dir, config, flags);
+    // -DgatewayEnv=K=V,K2=V2: environment for the gateway (default: the unit's MALLOC_ARENA_MAX=2).
+    java.util.Map<String, String> env = new java.util.HashMap<>();
+    for (String kv : System.getProperty("gatewayEnv", "MALLOC_ARENA_MAX=2").split(",")) {
+      if (kv.contains("=")) {
+        env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+      }
+    }
+    JarGateway gateway = JarGateway.start(dir, config, flags, 0, env);
     long pid = gateway.process().pid();
     String token = gateway.token();
     ProcessSampler sampler = new ProcessSampler(pid);
     var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    System.out.printf("gateway: pid %d, java %s, %s; clients: this JVM, %d cores; log %s%n", pid,
-        System.getProperty("java.version"), String.join(" ", flags), Runtime.getRuntime().availableProcessors(),
+    System.out.printf("gateway: pid %d, java %s, %s%s; clients: this JVM, %d cores; log %s%n", pid,
+        System.getProperty("java.version"), String.join(" ", flags), env.isEmpty() ? "" : ", env " + env, Runtime.getRuntime().availableProcessors(),
         dir.resolve("gateway.log"));
     Thread.sleep(2_000);
     System.out.printf("idle, no socket: RSS %d MiB, heap after GC %d MiB%n", sampler.rssKib() >> 10,

@@ -25,12 +25,20 @@ public record JarGateway(Process process, int port, Path dir) {
 
   /** The same on a given port (0: a free one). */
   public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags, int port) throws Exception {
+    return start(dir, config, jvmFlags, port, java.util.Map.of());
+  }
+
+  /** The same with more environment variables (as a unit's {@code Environment=} lines). */
+  public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags, int port,
+                                 java.util.Map<String, String> env) throws Exception {
     java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
     argv.addAll(jvmFlags);
     argv.addAll(java.util.List.of("-jar", JAR.toString(), "--config", config.toString(), "--port",
         Integer.toString(port)));
-    Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()))
-        .start();
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile())
+        .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()));
+    pb.environment().putAll(env);
+    Process p = pb.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     String line;
     while ((line = out.readLine()) != null) {
