@@ -417,6 +417,41 @@ class ChatProtocolTest {
   }
 
   @Test
+  void aFloodOfQuestionsReachesEveryPageAsAFewBatchedCountsNotAFrameEach() {
+    ChatClient c = client();
+    ChatClient bystander = client(); // an open page attached to nothing still hears every count
+    String t = newThread(c);
+    bystander.next(f -> "thread".equals(f.getString("type")) && t.equals(f.getString("threadId")), "the new thread");
+    // An agent that asks 50 questions in one breath, then has its session cancelled.
+    int asked = 50;
+    for (int i = 0; i < asked; i++) {
+      vertx.eventBus().request(Addresses.PERMISSION_REGISTER,
+          io.switchboard.testkit.PermissionHarness.request(t, "flood", "flood-" + i, "web"),
+          io.switchboard.bus.Bus.untilEnded());
+    }
+    List<JsonObject> counts = new ArrayList<>();
+    java.util.function.Supplier<Integer> last = () -> counts.isEmpty() ? -1
+        : counts.get(counts.size() - 1).getJsonObject("counts").getInteger(t);
+    while (last.get() != asked) {
+      counts.add(bystander.next("pending"));
+    }
+    vertx.eventBus().publish(Addresses.SESSION_CANCELLED, new JsonObject().put("threadId", t).put("sessionId", "flood"));
+    while (last.get() != 0) {
+      counts.add(bystander.next("pending"));
+    }
+    assertTrue(counts.size() < asked, "a frame per question reached the page: " + counts.size());
+    for (JsonObject f : counts) {
+      assertEquals(List.of(t), List.copyOf(f.getJsonObject("counts").fieldNames()), "only the changed thread: " + f);
+    }
+    // A page opened now is told the same count as every other page.
+    ChatClient late = ChatClient.open(vertx, gateway.port, gateway.token);
+    clients.add(late);
+    JsonObject listed = late.next("welcome").getJsonArray("threads").stream().map(JsonObject.class::cast)
+        .filter(x -> t.equals(x.getString("threadId"))).findFirst().orElseThrow();
+    assertEquals(0, listed.getInteger("pending"));
+  }
+
+  @Test
   void anOversizedFrameAndGarbageChangeNothingAndTheSocketStaysOpen() throws Exception {
     ChatClient c = client();
     String big = new JsonObject().put("type", "prompt").put("threadId", "x").put("text", "y".repeat(1_500_000)).encode();
