@@ -130,10 +130,10 @@ public final class StoreRoom extends VerticleBase {
 
   private Integer openAndMigrate() throws SQLException, java.io.IOException {
     java.nio.file.Files.createDirectories(databaseFile.toAbsolutePath().getParent());
-    writeConnection = DriverManager.getConnection("jdbc:sqlite:" + databaseFile
+    writeConnection = StatementCache.wrap(DriverManager.getConnection("jdbc:sqlite:" + databaseFile
         + "?journal_mode=WAL&synchronous=FULL&busy_timeout=5000&transaction_mode=IMMEDIATE&foreign_keys=true"
         // No write reads a generated key; with this on, the driver runs a query after every INSERT.
-        + "&jdbc.get_generated_keys=false");
+        + "&jdbc.get_generated_keys=false"));
     writeConnection.setAutoCommit(false);
     int current;
     try (Statement st = writeConnection.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {

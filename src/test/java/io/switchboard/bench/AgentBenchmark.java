@@ -14,6 +14,9 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.LoggerFactory;
@@ -47,8 +50,20 @@ public final class AgentBenchmark {
               + "mean %d; added p50 %d us%n", label, rawRtt.getLong("p50"), rawRtt.getLong("p99"),
           rawRtt.getLong("mean"), gatewayRtt.getLong("p50"), gatewayRtt.getLong("p99"), gatewayRtt.getLong("mean"),
           gatewayRtt.getLong("p50") - rawRtt.getLong("p50"));
+      System.out.printf("%s: of the gateway's round trip, p50 (us): agent's send to card shown %d (ledger row committed "
+              + "first); answer to its reply %d (end committed first); the way back to the agent, the rest%n", label,
+          gatewayRtt.getLong("toCardP50"), gatewayRtt.getLong("answerToEndedP50"));
     }
     System.exit(0);
+  }
+
+  private static long median(List<Long> values) {
+    List<Long> sorted;
+    synchronized (values) {
+      sorted = new ArrayList<>(values);
+    }
+    Collections.sort(sorted);
+    return sorted.isEmpty() ? -1 : sorted.get(sorted.size() / 2);
   }
 
   private static AgentSpec agent(String mode, int n) {
@@ -149,14 +164,24 @@ public final class AgentBenchmark {
     try (AgentHarness gateway = new AgentHarness(vertx, dir, AgentRoom.Timings.DEFAULT,
         agent("permission", PERMISSIONS))) {
       gateway.start();
-      vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> vertx.eventBus().request(
-          Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", m.body().getString("requestId"))
-              .put("optionId", "allow").put("surface", "web")));
+      // The round trip's first two stages, timed by this surface: from the agent's send to the card
+      // (pipe, agent room, ledger row committed, card published) and from the answer to its reply
+      // (the end committed); the rest is the way back to the agent.
+      List<Long> toCard = Collections.synchronizedList(new ArrayList<>());
+      List<Long> answerToEnded = Collections.synchronizedList(new ArrayList<>());
+      vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
+        long shown = BenchClock.micros();
+        toCard.add(shown - m.body().getJsonObject("toolCall").getJsonObject("rawInput").getLong("sentAtMicros"));
+        vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject()
+            .put("requestId", m.body().getString("requestId")).put("optionId", "allow").put("surface", "web"))
+            .onSuccess(r -> answerToEnded.add(BenchClock.micros() - shown));
+      });
       String t = gateway.thread("bench", "web");
       gateway.prompt(t, "go");
       gateway.awaitTurnEnd(t, 1);
       String text = gateway.text(t);
-      return new JsonObject(text.substring(text.indexOf("RTT:") + 4));
+      return new JsonObject(text.substring(text.indexOf("RTT:") + 4))
+          .put("toCardP50", median(toCard)).put("answerToEndedP50", median(answerToEnded));
     } finally {
       vertx.close().await(10, TimeUnit.SECONDS);
     }

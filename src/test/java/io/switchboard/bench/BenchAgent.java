@@ -43,7 +43,9 @@ public final class BenchAgent extends StdioPeer {
       for (int i = 0; i < n; i++) {
         long t0 = System.nanoTime();
         request("session/request_permission", new JsonObject().put("sessionId", "bench")
-            .put("toolCall", new JsonObject().put("toolCallId", "call-" + i).put("title", "Edit").put("kind", "edit"))
+            .put("toolCall", new JsonObject().put("toolCallId", "call-" + i).put("title", "Edit").put("kind", "edit")
+                // Wall-clock microseconds (one clock for both processes): the benchmark splits the round trip.
+                .put("rawInput", new JsonObject().put("sentAtMicros", BenchClock.micros())))
             .put("options", new JsonArray()
                 .add(new JsonObject().put("optionId", "allow").put("name", "Allow").put("kind", "allow_once"))
                 .add(new JsonObject().put("optionId", "reject").put("name", "Reject").put("kind", "reject_once"))));

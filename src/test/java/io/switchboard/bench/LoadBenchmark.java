@@ -19,7 +19,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -342,8 +341,7 @@ public final class LoadBenchmark {
       JsonObject u = e.getJsonObject("update");
       String chunk = u == null ? null : u.getJsonObject("content", new JsonObject()).getString("text");
       if (chunk != null && chunk.startsWith("T")) {
-        Instant now = Instant.now();
-        long nowMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        long nowMicros = BenchClock.micros();
         long stamp = Long.parseLong(chunk.substring(1).trim());
         chunkLatencyMicros.add(nowMicros - stamp);
         long at = f.getLong("at") * 1000; // milliseconds: the split is good to a millisecond

@@ -93,6 +93,7 @@ public final class OutboxBenchmark {
       PermissionHarness.await(vertx.deployVerticle(new StoreRoom(file)));
       JsonObject body = new JsonObject().put("text", "a system text of a usual length for a chat message");
       List<String> ids = new ArrayList<>(n);
+      ThreadCpu cpu = new ThreadCpu();
       long t0 = System.nanoTime();
       for (int i = 0; i < n; i += window) {
         List<Future<JsonObject>> batch = new ArrayList<>();
@@ -111,7 +112,9 @@ public final class OutboxBenchmark {
         }
         Future.all(batch).await(60, TimeUnit.SECONDS);
       }
-      return n / ((System.nanoTime() - t0) / 1e9);
+      double perSecond = n / ((System.nanoTime() - t0) / 1e9);
+      System.out.printf("  store room, %d in flight: threads busy %s%n", window, cpu.report());
+      return perSecond;
     } finally {
       vertx.close().await(10, TimeUnit.SECONDS);
     }
