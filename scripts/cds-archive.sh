@@ -3,6 +3,9 @@
 # of the jar with -XX:ArchiveClassesAtExit that also serves its page once (so the classes of a first
 # request are in the archive: 0.2-0.3 s and 5-10 MiB less than an archive of a start alone), then a
 # normal stop. Make it again for every jar (an archive of another jar is ignored with a warning).
+# It also puts the jar's SQLite library for this machine in native/ beside the archive: the unit
+# loads it from there (-Dorg.sqlite.lib.path) instead of extracting it to /tmp at every start,
+# about 0.1 s (docs/performance.md). Made with the same jar, it always matches the jar's driver.
 # Usage: scripts/cds-archive.sh JAR ARCHIVE [JVM flags the gateway runs with...]
 #   e.g. sudo scripts/cds-archive.sh /opt/switchboard/switchboard.jar /opt/switchboard/switchboard.jsa \
 #          -Xmx64m -Xss512k -XX:+UseSerialGC
@@ -31,3 +34,14 @@ kill -TERM $pid
 wait $pid || true
 [ -s "$archive" ] || { echo "cds-archive: no archive was written to $archive" >&2; exit 1; }
 echo "cds-archive: $archive ($(du -k "$archive" | cut -f1) KiB)"
+
+native_dir=$(dirname "$archive")/native
+entry="org/sqlite/native/$(java -cp "$jar" org.sqlite.util.OSInfo)/libsqlitejdbc.so"
+mkdir -p "$native_dir"
+rm -f "$native_dir/libsqlitejdbc.so"
+if command -v unzip >/dev/null && unzip -j -o -q "$jar" "$entry" -d "$native_dir" 2>/dev/null; then
+  echo "cds-archive: $native_dir/libsqlitejdbc.so (the jar's SQLite library for $(uname -m))"
+else
+  # Without it the gateway extracts the library from the jar at each start, as it always could.
+  echo "cds-archive: no $entry in $jar (or no unzip): the SQLite library is extracted at each start" >&2
+fi

@@ -34,5 +34,5 @@ measure() {
 measure "JVM defaults"
 measure "-Xmx64m" -Xmx64m
 measure "-Xmx64m SerialGC" -Xmx64m -XX:+UseSerialGC
-measure "-Xmx64m SerialGC small-host (unit)" -Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2
+measure "-Xmx64m SerialGC small-host (unit)" -Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2
 measure "-Xmx64m SerialGC + CDS archive" -Xmx64m -XX:+UseSerialGC -XX:SharedArchiveFile="$work/switchboard.jsa"

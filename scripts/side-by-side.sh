@@ -22,7 +22,7 @@ if [ -z "$cli" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-unit="-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2"
+unit="-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:MaxDirectMemorySize=32m -Dio.netty.allocator.numDirectArenas=2"
 
 # The class-data-sharing archive, as the installer makes it (docs/operations.md).
 scripts/cds-archive.sh "$jar" "$work/switchboard.jsa" $unit >/dev/null
@@ -60,5 +60,6 @@ measure() {
 }
 
 measure "switchboard (unit flags, CDS)" 18931 env MALLOC_ARENA_MAX=2 java $unit -XX:SharedArchiveFile="$work/switchboard.jsa" -Xshare:auto \
+  -Dorg.sqlite.lib.path="$work/native" -Dorg.sqlite.lib.name=libsqlitejdbc.so \
   -jar "$jar" --port 18931 --data-dir "$work/home/data"
 measure "claude-code-ui 1.12.0 (node $(node --version))" 18932 node "$cli"

@@ -44,6 +44,11 @@ public final class Main {
   }
 
   public static void main(String[] args) {
+    // Netty 4.2 registers JFR events for its buffers at the first allocation: about 60 ms of the
+    // first HTTP answer, for events nobody records (docs/performance.md). -Dio.netty.jfr.enabled=true restores them.
+    if (System.getProperty("io.netty.jfr.enabled") == null) {
+      System.setProperty("io.netty.jfr.enabled", "false");
+    }
     int code = new Main(System.getenv(), System.out, System.err).run(args);
     if (code != OK) {
       System.exit(code);

@@ -21,13 +21,22 @@ public final class LogSetup {
   public static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{0} - "
       + "%replace(%msg){'[\\p{Cntrl}&&[^\\t]]', '\uFFFD'}%n";
 
+  /** The context's object naming the format it was configured with. */
+  private static final String FORMAT = "switchboard.logFormat";
+
   private LogSetup() {}
 
   public static void configure(Settings.LogFormat format) {
-    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-      return;
+    // Already so (logback's start-up configuration is the text format): building it again took
+    // tens of milliseconds of every start.
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context && context.getObject(FORMAT) != format) {
+      context.reset();
+      configure(context, format);
     }
-    context.reset();
+  }
+
+  static void configure(LoggerContext context, Settings.LogFormat format) {
+    context.putObject(FORMAT, format);
     Encoder<ILoggingEvent> encoder;
     if (format == Settings.LogFormat.JSON) {
       JsonLayout layout = new JsonLayout();

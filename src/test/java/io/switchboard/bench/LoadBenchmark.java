@@ -66,7 +66,7 @@ public final class LoadBenchmark {
   /** {@code -DstreamingOnly=true}: stop after the streaming phase (to profile it). */
   static final boolean STREAMING_ONLY = Boolean.getBoolean("streamingOnly");
   /** packaging/switchboard.service's flags; its class-data-sharing archive is made here (-Dcds=false: none). */
-  static final String UNIT_FLAGS = "-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:MaxDirectMemorySize=32m "
+  static final String UNIT_FLAGS = "-Xmx64m -Xms16m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:MaxDirectMemorySize=32m "
       + "-Dio.netty.allocator.numDirectArenas=2 -XX:+ExitOnOutOfMemoryError";
 
   private final List<Long> chunkLatencyMicros = Collections.synchronizedList(new ArrayList<>());
