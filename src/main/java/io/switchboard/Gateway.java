@@ -2,6 +2,7 @@ package io.switchboard;
 
 import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.Bus;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.metrics.MetricsRoom;
@@ -23,7 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deploys the rooms in dependency order (store, permission, thread, agent, plugin, metrics, web) and stops them in
+ * Deploys the rooms in dependency order (store, permission, thread, agent, plugin, metrics, web; in a
+ * cluster, the ones of this node's role) and stops them in
  * the order the permission promise needs: the pending table is cancelled first, while the store
  * can still record it, then the surfaces and agents go, and the database closes last.
  */
@@ -80,13 +82,33 @@ public final class Gateway {
         Math.max(EVENT_LOOPS, io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE));
   }
 
-  /** Deploys every room; fails (having undone what was deployed) if any room fails to start. */
+  /**
+   * Deploys every room this JVM runs; fails (having undone what was deployed) if any room fails to
+   * start. Not clustered: all of them. An agent node (cluster mode): store, permission, thread and
+   * agent rooms. An edge node: once an agent node answers, the plugin, metrics and web rooms.
+   */
   public Future<Gateway> start() {
     Limits limits = Limits.ofThisJvm();
-    web = new WebRoom(settings, limits, version, tuning.outboxStuckMs(), tuning.requestReadMs());
+    Future<Void> started = settings.runsAgents() ? startAgentSide(limits) : agentNodeAnswers();
+    if (settings.runsSurfaces()) {
+      web = new WebRoom(settings, limits, version, tuning.outboxStuckMs(), tuning.requestReadMs());
+      started = started
+          .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))
+          .compose(v -> deploy(new MetricsRoom()))
+          .compose(v -> deploy(web));
+    }
+    if (settings.runsAgents()) {
+      started = started.compose(v -> vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()))
+          .mapEmpty();
+    }
+    return started.map(v -> this).recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));
+  }
+
+  private Future<Void> startAgentSide(Limits limits) {
     // A gateway killed with SIGKILL could not stop what it started: its leftovers die before anything starts.
     String owner = ProcessTree.ownerOf(settings.dataDir());
-    return vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false)
+    return onlyAgentNode()
+        .compose(v -> vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false))
         .onSuccess(n -> {
           if (n > 0) {
             log.warn("killed {} processes that an earlier gateway on this data directory left running", n);
@@ -96,13 +118,47 @@ public final class Gateway {
         .compose(v -> deploy(new PermissionRoom(limits)))
         .compose(v -> deploy(new ThreadRoom(settings)))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
-            limits.agentQuestions(), io.switchboard.process.Sandbox::probe)))
-        .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))
-        .compose(v -> deploy(new MetricsRoom()))
-        .compose(v -> deploy(web))
-        .compose(v -> vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()))
-        .map(v -> this)
-        .recover(err -> stopRooms().transform(x -> Future.failedFuture(err)));
+            limits.agentQuestions(), io.switchboard.process.Sandbox::probe)));
+  }
+
+  /**
+   * A cluster runs one agent node in this release: the rooms' addresses are cluster-wide, and two
+   * stores would each answer half of the requests. A live one answers a health probe; a dead one
+   * whose departure the cluster has not noticed yet does not (the probe times out).
+   */
+  private Future<Void> onlyAgentNode() {
+    if (settings.cluster() == null) {
+      return Future.succeededFuture();
+    }
+    return vertx.eventBus().request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).transform(reply ->
+        reply.succeeded()
+            ? Future.failedFuture(new IllegalStateException("another agent node already runs in this cluster, and "
+                + "this release runs one agent node per cluster (docs/operations.md, \"Cluster\")"))
+            : Future.succeededFuture());
+  }
+
+  /**
+   * An edge node's surfaces need the agent node's rooms from their first request (sessions, threads,
+   * pending cards): it waits until an agent node's store answers, asking once a second.
+   */
+  private Future<Void> agentNodeAnswers() {
+    io.vertx.core.Promise<Void> answered = io.vertx.core.Promise.promise();
+    askAgentNode(answered, true);
+    return answered.future();
+  }
+
+  private void askAgentNode(io.vertx.core.Promise<Void> answered, boolean first) {
+    vertx.eventBus().request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).onComplete(reply -> {
+      if (reply.succeeded()) {
+        log.info("an agent node answers: starting the surfaces");
+        answered.complete();
+        return;
+      }
+      if (first) {
+        log.info("waiting for an agent node of the cluster to answer ({})", reply.cause().getMessage());
+      }
+      vertx.setTimer(1_000, t -> askAgentNode(answered, false));
+    });
   }
 
   public int port() {
@@ -111,7 +167,7 @@ public final class Gateway {
 
   /** Cancels pending permissions (ledger first), then undeploys the rooms in reverse order. */
   public Future<Void> stop() {
-    Future<?> cancelled = deployed.isEmpty() ? Future.succeededFuture()
+    Future<?> cancelled = deployed.isEmpty() || !settings.runsAgents() ? Future.succeededFuture()
         : vertx.eventBus().request(Addresses.PERMISSION_SHUTDOWN, new JsonObject(),
                 new DeliveryOptions().setSendTimeout(10_000))
             .onSuccess(m -> log.info("stopping: {} pending permission requests cancelled",

@@ -200,7 +200,8 @@ public final class Main {
             + settings.dataDir());
         return FAILED;
       }
-      ensured = token.ensure();
+      // An agent node has no web room: no token to make or print.
+      ensured = settings.runsSurfaces() ? token.ensure() : new AccessToken.Ensured(null, false, null);
     } catch (IOException e) {
       err.println("switchboard: cannot prepare the data directory " + settings.dataDir() + ": " + e.getMessage());
       return FAILED;
@@ -212,16 +213,47 @@ public final class Main {
           + "in clear; put a TLS reverse proxy in front (docs/operations.md), or listen on 127.0.0.1",
           settings.http().host());
     }
-    Vertx vertx = Vertx.vertx(Gateway.vertxOptions());
+    Settings.Cluster cluster = settings.cluster();
+    String incarnation = null;
+    Vertx vertx;
+    if (cluster == null) {
+      vertx = Vertx.vertx(Gateway.vertxOptions());
+    } else {
+      try {
+        incarnation = io.switchboard.cluster.ClusterNode.newIncarnation();
+        log.info("cluster node {} ({} node, incarnation {}) joining {} from {}:{}", cluster.node(),
+            cluster.role().name().toLowerCase(java.util.Locale.ROOT), incarnation, cluster.members(), cluster.host(),
+            cluster.port());
+        vertx = io.switchboard.cluster.ClusterNode.join(Gateway.vertxOptions(), cluster, incarnation)
+            .await(60, TimeUnit.SECONDS);
+      } catch (NoClassDefFoundError e) {
+        err.println("switchboard: cluster mode needs the cluster libraries on the class path, which the jar leaves "
+            + "out: run java -cp 'switchboard.jar:cluster/*' io.switchboard.Main ... (docs/operations.md, \"Cluster\"); "
+            + "missing: " + e.getMessage());
+        return FAILED;
+      } catch (Exception e) {
+        err.println("switchboard: could not join the cluster as node " + cluster.node() + " on " + cluster.host() + ":"
+            + cluster.port() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+        log.error("joining the cluster failed", e);
+        return FAILED;
+      }
+    }
     Gateway gateway;
     try {
-      gateway = new Gateway(vertx, settings, version()).start().await(60, TimeUnit.SECONDS);
+      gateway = new Gateway(vertx, settings, version()).start().await(cluster == null ? 60 : 600, TimeUnit.SECONDS);
     } catch (Exception e) {
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
       err.println("switchboard: failed to start: " + why);
       log.error("start-up failed", e);
       vertx.close();
       return FAILED;
+    }
+    if (!settings.runsSurfaces()) {
+      out.println("Switchboard " + version() + " agent node " + cluster.node() + " (incarnation " + incarnation
+          + ") ready in the cluster at " + cluster.host() + ":" + cluster.port() + "; its agents answer the edge "
+          + "nodes' surfaces");
+      out.flush();
+      return stopOnSignal(log, gateway, vertx, lock);
     }
 
     String host = settings.http().host().contains(":") ? "[" + settings.http().host() + "]" : settings.http().host();
@@ -234,7 +266,10 @@ public final class Main {
           + ensured.token());
     }
     out.flush();
+    return stopOnSignal(log, gateway, vertx, lock);
+  }
 
+  private int stopOnSignal(Logger log, Gateway gateway, Vertx vertx, FileLock lock) {
     // Two signals (TERM then INT, or TERM twice) start one stop: the first to flip this runs it.
     java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
     Runnable stop = () -> {

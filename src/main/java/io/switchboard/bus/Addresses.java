@@ -117,4 +117,8 @@ public final class Addresses {
   /** The Prometheus text of every metric, refreshed from the rooms' status at the time of asking. */
   public static final String METRICS_SCRAPE = "sb.metrics.scrape";
   public static final String STORE_OUTBOX_STATS = "sb.store.outbox.stats";
+
+  // cluster mode: facts this node's cluster watcher publishes to this node only
+  /** {@code {event: "left"|"joined", node, role, address}}: a member of the cluster left or joined. */
+  public static final String CLUSTER_MEMBER = "sb.cluster.member";
 }

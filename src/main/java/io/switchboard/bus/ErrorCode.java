@@ -16,7 +16,12 @@ public enum ErrorCode {
   UNKNOWN_THREAD(410, "unknown_thread"),
   BUSY(429, "busy"),
   STORE_FAILED(500, "store_failed"),
-  CONFLICT(412, "conflict");
+  CONFLICT(412, "conflict"),
+  /**
+   * Not a room's refusal: the room did not answer in time, or nothing consumes its address (in a
+   * cluster, the agent node is down). What was asked may or may not have been done.
+   */
+  UNAVAILABLE(503, "unavailable");
 
   public final int failureCode;
   public final String wireName;

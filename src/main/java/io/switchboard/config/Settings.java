@@ -6,7 +6,14 @@ import java.util.Optional;
 
 /** The gateway's whole configuration after file, environment and flags were merged and checked. */
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
-                       List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses) {
+                       List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses,
+                       Cluster cluster) {
+
+  /** Not clustered: one JVM runs every room. */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat, AgentProcesses agentProcesses) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, null);
+  }
 
   /** With the default agent-process limits for this host. */
   public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
@@ -51,6 +58,39 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
   }
 
   public enum LogFormat { TEXT, JSON }
+
+  /**
+   * Cluster mode (docs/operations.md, "Cluster"): this node's name and role, the address it binds
+   * and announces for the cluster's membership ({@code port}) and the event bus ({@code busPort}),
+   * the members to join, and after how long without a heartbeat a member is declared gone.
+   */
+  public record Cluster(String node, Role role, String host, int port, int busPort, List<String> members,
+                        int memberTimeoutSeconds) {
+    public static final int DEFAULT_PORT = 5701;
+    public static final int DEFAULT_BUS_PORT = 5801;
+    public static final int DEFAULT_MEMBER_TIMEOUT_SECONDS = 5;
+
+    /** An agent node runs the store, permission, thread and agent rooms; an edge the web and plugin rooms. */
+    public enum Role { AGENT, EDGE }
+
+    public Cluster {
+      members = List.copyOf(members);
+    }
+
+    public boolean runsAgents() {
+      return role == Role.AGENT;
+    }
+  }
+
+  /** Whether this JVM runs the agent side (the store, permission, thread and agent rooms). */
+  public boolean runsAgents() {
+    return cluster == null || cluster.runsAgents();
+  }
+
+  /** Whether this JVM runs the surfaces (the web and plugin rooms). */
+  public boolean runsSurfaces() {
+    return cluster == null || !cluster.runsAgents();
+  }
 
   public Settings {
     dataDir = dataDir.toAbsolutePath().normalize();

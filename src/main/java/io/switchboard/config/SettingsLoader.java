@@ -51,6 +51,9 @@ public final class SettingsLoader {
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
   private static final Pattern ORIGIN = Pattern.compile("https?://[^/\\s]+");
   private static final Pattern HOST = Pattern.compile("[A-Za-z0-9.:\\[\\]-]{1,253}");
+  /** A cluster member: a host name, an IPv4 address or a bracketed IPv6 one, and a port 1..65535. */
+  private static final Pattern MEMBER = Pattern.compile(
+      "(?:[A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]+\\]):(?:[1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])");
   private static final Set<String> BUILTIN_AGENTS = Set.of("demo");
   private static final Set<String> DIALECTS = Set.of("acp", "vibearound");
 
@@ -199,7 +202,7 @@ public final class SettingsLoader {
   /** Checks a merged configuration tree and turns it into settings. */
   public static Settings parse(JsonObject tree) throws ConfigException {
     Node root = new Node("", tree);
-    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses");
+    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster");
 
     Node http = root.object("http");
     http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
@@ -278,6 +281,8 @@ public final class SettingsLoader {
       throw new ConfigException("defaultAgent", "names no configured agent: \"" + defaultAgent + "\"");
     }
 
+    Settings.Cluster cluster = root.has("cluster") ? cluster(root.object("cluster")) : null;
+    boolean edge = cluster != null && !cluster.runsAgents();
     List<PluginSpec> plugins = new ArrayList<>();
     Set<String> pluginIds = new HashSet<>();
     for (Node p : root.objects("plugins")) {
@@ -294,7 +299,8 @@ public final class SettingsLoader {
         throw new ConfigException(p.key("dialect"), "must be acp or vibearound, got \"" + dialect + "\"");
       }
       String agent = p.has("agent") ? p.string("agent", true) : null;
-      if (agent != null && !agentIds.contains(agent)) {
+      // An edge node's agents are the agent node's: that node refuses a thread for one it lacks.
+      if (agent != null && !agentIds.contains(agent) && !edge) {
         throw new ConfigException(p.key("agent"), "names no configured agent: \"" + agent + "\"");
       }
       plugins.add(new PluginSpec(id, dialect, p.strings("command", true),
@@ -305,9 +311,45 @@ public final class SettingsLoader {
           p.has("users") ? p.strings("users", false) : null));
     }
 
+    if (cluster != null && cluster.runsAgents() && !plugins.isEmpty()) {
+      throw new ConfigException("plugins", "plugins run on the edge node of a cluster: configure them there, not on "
+          + "agent node \"" + cluster.node() + "\"");
+    }
     return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
-        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses);
+        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster);
+  }
+
+  private static Settings.Cluster cluster(Node c) throws ConfigException {
+    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds");
+    String node = c.id("node");
+    String role = c.string("role", true);
+    if (!role.equals("agent") && !role.equals("edge")) {
+      throw new ConfigException(c.key("role"), "must be agent (runs the agents and their ledger) or edge (runs the "
+          + "web and plugins), got \"" + role + "\"");
+    }
+    String host = c.string("host", true);
+    if (!HOST.matcher(host).matches()) {
+      throw new ConfigException(c.key("host"), "must be this node's address on the cluster's network, like "
+          + "10.0.0.5, got \"" + host + "\"");
+    }
+    int port = c.has("port") ? c.integer("port", 1, 65535) : Settings.Cluster.DEFAULT_PORT;
+    int busPort = c.has("busPort") ? c.integer("busPort", 1, 65535) : Settings.Cluster.DEFAULT_BUS_PORT;
+    if (busPort == port) {
+      throw new ConfigException(c.key("busPort"), "must differ from cluster.port (" + port + ")");
+    }
+    List<String> members = c.strings("members", true);
+    for (int i = 0; i < members.size(); i++) {
+      if (!MEMBER.matcher(members.get(i)).matches()) {
+        throw new ConfigException(c.key("members") + "[" + i + "]",
+            "must be a member's host:port (its cluster.host and cluster.port), like 10.0.0.6:5701, got \""
+                + members.get(i) + "\"");
+      }
+    }
+    int timeout = c.has("memberTimeoutSeconds") ? c.integer("memberTimeoutSeconds", 2, 300)
+        : Settings.Cluster.DEFAULT_MEMBER_TIMEOUT_SECONDS;
+    return new Settings.Cluster(node, role.equals("agent") ? Settings.Cluster.Role.AGENT : Settings.Cluster.Role.EDGE,
+        host, port, busPort, members, timeout);
   }
 
   /** A JSON object at a key path, with typed readers that name the path in their errors. */

@@ -63,5 +63,10 @@ public final class LogSetup {
     root.addAppender(appender);
     context.getLogger("io.netty").setLevel(Level.WARN);
     context.getLogger("io.vertx").setLevel(Level.WARN);
+    // Cluster mode: Hazelcast's start-up banner and partition chatter stay out; members coming and
+    // going are logged by io.switchboard.cluster. Its warning that CP structures run unsafe without
+    // a CP subsystem concerns locks and counters, which Switchboard does not use.
+    context.getLogger("com.hazelcast").setLevel(Level.WARN);
+    context.getLogger("com.hazelcast.cp").setLevel(Level.ERROR);
   }
 }

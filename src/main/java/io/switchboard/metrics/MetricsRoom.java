@@ -69,7 +69,8 @@ public final class MetricsRoom extends VerticleBase {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
-    bus.<JsonObject>consumer(Addresses.METRICS_SCRAPE, this::scrape);
+    // Local: in a cluster, /metrics is the node its web room runs on (its JVM, its sockets).
+    bus.<JsonObject>localConsumer(Addresses.METRICS_SCRAPE, this::scrape);
     return Future.succeededFuture();
   }
 

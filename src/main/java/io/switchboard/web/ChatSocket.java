@@ -1,6 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -390,7 +391,9 @@ final class ChatSocket {
   }
 
   private void fail(Throwable err, Object requestId, Object clientRef) {
-    error(WebRoom.code(err).wireName, err.getMessage(), requestId, clientRef);
+    ErrorCode code = WebRoom.code(err);
+    error(code.wireName, code == ErrorCode.UNAVAILABLE ? WebRoom.UNAVAILABLE_TEXT : err.getMessage(), requestId,
+        clientRef);
   }
 
   private void error(String code, String message, Object requestId, Object clientRef) {

@@ -160,6 +160,18 @@ public final class WebRoom extends VerticleBase {
       String text = frame.encode();
       new ArrayList<>(open).forEach(s -> s.notice(text));
     });
+    // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
+    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> {
+      JsonObject member = m.body();
+      String text = "left".equals(member.getString("event"))
+          ? new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName).put("message",
+              member.getString("role", "a") + " node " + member.getString("node", member.getString("address"))
+                  + " left the cluster: what it runs does not answer until it is back").encode()
+          : null;
+      if (text != null) {
+        new ArrayList<>(open).forEach(s -> s.notice(text));
+      }
+    });
     bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {
       for (Object o : reply.body().getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
@@ -745,6 +757,14 @@ public final class WebRoom extends VerticleBase {
 
   static ErrorCode code(Throwable err) {
     ErrorCode code = ErrorCode.of(err);
+    if (code == null && err instanceof io.vertx.core.eventbus.ReplyException re
+        && re.failureType() != io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE) {
+      return ErrorCode.UNAVAILABLE; // timed out, or no consumer: nothing answered
+    }
     return code == null ? ErrorCode.STORE_FAILED : code;
   }
+
+  /** What a page is told when nothing answered its request (see {@link ErrorCode#UNAVAILABLE}). */
+  static final String UNAVAILABLE_TEXT = "the gateway's agent side did not answer (in a cluster: is the agent node "
+      + "up?); what you asked may not have been done";
 }

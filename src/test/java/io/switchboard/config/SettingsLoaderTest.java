@@ -96,6 +96,44 @@ class SettingsLoaderTest {
   }
 
   @Test
+  void aClusterSectionParsesWithItsDefaultsAndNotClusteredIsTheDefault() throws Exception {
+    assertEquals(null, SettingsLoader.parse(SettingsLoader.defaults()).cluster());
+    Settings edge = load("{\"cluster\": {\"node\": \"edge-1\", \"role\": \"edge\", \"host\": \"10.0.0.5\", "
+        + "\"members\": [\"10.0.0.5:5701\", \"10.0.0.6:5701\"]}}", Map.of(), Map.of());
+    assertEquals(new Settings.Cluster("edge-1", Settings.Cluster.Role.EDGE, "10.0.0.5", 5701, 5801,
+        java.util.List.of("10.0.0.5:5701", "10.0.0.6:5701"), 5), edge.cluster());
+    assertTrue(edge.runsSurfaces() && !edge.runsAgents());
+    Settings agent = load("{\"cluster\": {\"node\": \"build-1\", \"role\": \"agent\", \"host\": \"10.0.0.6\", "
+        + "\"port\": 6701, \"busPort\": 6801, \"members\": [\"[fd00::5]:5701\"], \"memberTimeoutSeconds\": 10}}",
+        Map.of(), Map.of());
+    assertEquals(new Settings.Cluster("build-1", Settings.Cluster.Role.AGENT, "10.0.0.6", 6701, 6801,
+        java.util.List.of("[fd00::5]:5701"), 10), agent.cluster());
+    assertTrue(agent.runsAgents() && !agent.runsSurfaces());
+  }
+
+  @Test
+  void badClusterValuesAreNamed() {
+    String ok = "\"node\": \"n\", \"role\": \"edge\", \"host\": \"10.0.0.5\", \"members\": [\"10.0.0.6:5701\"]";
+    assertEquals("cluster.node", refuse("{\"cluster\": {\"role\": \"edge\", \"host\": \"h\", \"members\": [\"h:1\"]}}").key());
+    assertEquals("cluster.node", refuse("{\"cluster\": {" + ok.replace("\"n\"", "\"no spaces\"") + "}}").key());
+    assertEquals("cluster.role", refuse("{\"cluster\": {" + ok.replace("\"edge\"", "\"both\"") + "}}").key());
+    assertEquals("cluster.host", refuse("{\"cluster\": {" + ok.replace("10.0.0.5", "a b") + "}}").key());
+    assertEquals("cluster.members", refuse("{\"cluster\": {" + ok.replace("[\"10.0.0.6:5701\"]", "[]") + "}}").key());
+    assertEquals("cluster.members[0]", refuse("{\"cluster\": {" + ok.replace("10.0.0.6:5701", "10.0.0.6") + "}}").key());
+    assertEquals("cluster.members[0]", refuse("{\"cluster\": {" + ok.replace("5701", "70000") + "}}").key());
+    assertEquals("cluster.port", refuse("{\"cluster\": {" + ok + ", \"port\": 0}}").key());
+    assertEquals("cluster.busPort", refuse("{\"cluster\": {" + ok + ", \"port\": 5801}}").key());
+    assertEquals("cluster.memberTimeoutSeconds", refuse("{\"cluster\": {" + ok + ", \"memberTimeoutSeconds\": 1}}").key());
+    assertEquals("cluster.heartbeat", refuse("{\"cluster\": {" + ok + ", \"heartbeat\": 1}}").key());
+    assertEquals("cluster", refuse("{\"cluster\": \"on\"}").key());
+    // Plugins are surfaces: they belong to the edge node.
+    ConfigException onAgentNode = refuse("{\"cluster\": {" + ok.replace("\"edge\"", "\"agent\"") + "}, \"plugins\": "
+        + "[{\"id\": \"p\", \"command\": [\"x\"]}]}");
+    assertEquals("plugins", onAgentNode.key());
+    assertTrue(onAgentNode.getMessage().contains("edge node"), onAgentNode.getMessage());
+  }
+
+  @Test
   void agentProcessLimitsDefaultFromTheHostAndCanBeSet() throws Exception {
     Settings defaults = SettingsLoader.parse(SettingsLoader.defaults());
     assertEquals(Settings.AgentProcesses.defaultMax(), defaults.agentProcesses().max());

@@ -62,7 +62,12 @@ public final class ChatClient implements AutoCloseable {
 
   /** The next frame matching {@code which}, skipping (but keeping in {@link #seen}) the others. */
   public JsonObject next(Predicate<JsonObject> which, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    return next(which, what, 20);
+  }
+
+  /** The same, waiting at most {@code seconds}. */
+  public JsonObject next(Predicate<JsonObject> which, String what, long seconds) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     try {
       while (System.nanoTime() < deadline) {
         JsonObject f = inbox.poll(100, TimeUnit.MILLISECONDS);

@@ -13,6 +13,36 @@ public record JarGateway(Process process, int port, Path dir) {
       Path.of(System.getProperty("switchboard.jar", "target/switchboard.jar")).toAbsolutePath();
   private static final Pattern URL = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)/");
 
+  /** The cluster libraries the build copies beside the jar (cluster mode runs with them on the class path). */
+  public static final Path CLUSTER_LIBS =
+      Path.of(System.getProperty("switchboard.cluster.libs", "target/cluster")).toAbsolutePath();
+  private static final Pattern AGENT_NODE_READY = Pattern.compile("agent node \\S+ \\(incarnation \\S+\\) ready");
+
+  /**
+   * A cluster node: the jar with the cluster libraries, as {@code java -cp 'switchboard.jar:cluster/*'
+   * io.switchboard.Main}. Returns once it is ready: an edge node when it printed its URL (after an
+   * agent node answered), an agent node when it said it is ready (its {@code port} is then -1).
+   */
+  public static JarGateway startNode(Path dir, Path config, java.util.List<String> jvmFlags) throws Exception {
+    java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
+    argv.addAll(jvmFlags);
+    argv.addAll(java.util.List.of("-cp", JAR + java.io.File.pathSeparator + CLUSTER_LIBS + "/*", "io.switchboard.Main",
+        "--config", config.toString()));
+    java.nio.file.Files.createDirectories(dir);
+    Process p = new ProcessBuilder(argv).directory(dir.toFile())
+        .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile())).start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = out.readLine()) != null) {
+      Matcher url = URL.matcher(line);
+      if (url.find() || AGENT_NODE_READY.matcher(line).find()) {
+        drain(out, dir.resolve("gateway.out"), line);
+        return new JarGateway(p, url.find(0) ? Integer.parseInt(url.group(1)) : -1, dir);
+      }
+    }
+    throw new AssertionError("the node did not start; see " + dir.resolve("gateway.log"));
+  }
+
   /** Starts it in {@code dir} and returns once it printed its URL line. */
   public static JarGateway start(Path dir, Path config) throws Exception {
     return start(dir, config, java.util.List.of());
@@ -44,7 +74,7 @@ public record JarGateway(Process process, int port, Path dir) {
     while ((line = out.readLine()) != null) {
       Matcher m = URL.matcher(line);
       if (m.find()) {
-        drain(out, dir.resolve("gateway.out"));
+        drain(out, dir.resolve("gateway.out"), null);
         return new JarGateway(p, Integer.parseInt(m.group(1)), dir);
       }
     }
@@ -78,9 +108,13 @@ public record JarGateway(Process process, int port, Path dir) {
   }
 
   /** Keeps reading its stdout into a file (the JVM's own last words, such as an out-of-memory exit, go there). */
-  private static void drain(BufferedReader out, Path file) {
+  private static void drain(BufferedReader out, Path file, String first) {
     Thread t = new Thread(() -> {
       try (var w = java.nio.file.Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+        if (first != null) {
+          w.write(first);
+          w.newLine();
+        }
         String line;
         while ((line = out.readLine()) != null) {
           w.write(line);

@@ -1,0 +1,116 @@
+package io.switchboard.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipListener;
+import io.switchboard.bus.Addresses;
+import io.switchboard.config.Settings;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.spi.cluster.hazelcast.ConfigUtil;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This JVM as a member of a Switchboard cluster: Vert.x's clustered event bus with Hazelcast as the
+ * cluster manager, a fixed member list (TCP/IP, no multicast) and heartbeat limits short enough that
+ * a dead node is noticed in seconds (docs/operations.md, "Cluster"). Only loaded in cluster mode:
+ * the cluster libraries are not in the default jar.
+ */
+public final class ClusterNode {
+  private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+
+  private static final String NODE = "switchboard.node";
+  private static final String ROLE = "switchboard.role";
+  private static final String INCARNATION = "switchboard.incarnation";
+
+  private ClusterNode() {}
+
+  /** A name for this start of the node: a restarted node is another incarnation of the same name. */
+  public static String newIncarnation() {
+    byte[] bytes = new byte[6];
+    new SecureRandom().nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  /** Joins the cluster; the returned Vert.x's event bus spans its members. */
+  public static Future<Vertx> join(VertxOptions options, Settings.Cluster cluster, String incarnation) {
+    // Hazelcast logs its first lines before it reads its config: to the gateway's log, not to JUL.
+    System.setProperty("hazelcast.logging.type", "slf4j");
+    options.getEventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
+        .setClusterPublicHost(cluster.host()).setClusterPublicPort(cluster.busPort());
+    HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster, incarnation));
+    return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
+        .onSuccess(vertx -> watchMembers(vertx, manager.getHazelcastInstance()));
+  }
+
+  static Config hazelcast(Settings.Cluster cluster, String incarnation) {
+    Config config = ConfigUtil.loadConfig(); // Vert.x's maps and multimaps for its subscriptions
+    // Who a member is, for the other nodes' logs and pages.
+    config.getMemberAttributeConfig().setAttribute(NODE, cluster.node())
+        .setAttribute(ROLE, cluster.role().name().toLowerCase(java.util.Locale.ROOT))
+        .setAttribute(INCARNATION, incarnation);
+    config.setClusterName("switchboard");
+    config.setInstanceName("switchboard-" + cluster.node());
+    config.setProperty("hazelcast.logging.type", "slf4j");
+    config.setProperty("hazelcast.phone.home.enabled", "false");
+    // Vert.x leaves the cluster when the gateway stops, after the permission requests are ended.
+    config.setProperty("hazelcast.shutdownhook.enabled", "false");
+    // Defaults declare a silent member gone after a minute and merge a split after minutes.
+    config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+    config.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(cluster.memberTimeoutSeconds()));
+    config.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
+    config.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
+    config.setProperty("hazelcast.local.localAddress", cluster.host());
+    NetworkConfig network = config.getNetworkConfig();
+    network.setPort(cluster.port()).setPortAutoIncrement(false).setPublicAddress(cluster.host() + ":" + cluster.port());
+    JoinConfig join = network.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    // A member not up yet is given 2 s, not 5, before this node starts the cluster on its own;
+    // the two merge when it comes (merge checks every 5 s).
+    join.getTcpIpConfig().setEnabled(true).setMembers(cluster.members()).setConnectionTimeoutSeconds(2);
+    config.setProperty("hazelcast.wait.seconds.before.join", "1");
+    return config;
+  }
+
+  /** Logs the members as they come and go, and tells this node's rooms ({@code sb.cluster.member}, this node only). */
+  private static void watchMembers(Vertx vertx, HazelcastInstance hazelcast) {
+    hazelcast.getCluster().getMembers().forEach(m -> log.info("cluster member: {}", describe(m)));
+    DeliveryOptions here = new DeliveryOptions().setLocalOnly(true);
+    hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+      @Override
+      public void memberAdded(MembershipEvent event) {
+        log.info("cluster member joined: {}", describe(event.getMember()));
+        vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, fact("joined", event.getMember()), here);
+      }
+
+      @Override
+      public void memberRemoved(MembershipEvent event) {
+        log.warn("cluster member left: {}", describe(event.getMember()));
+        vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, fact("left", event.getMember()), here);
+      }
+    });
+  }
+
+  private static JsonObject fact(String event, Member member) {
+    return new JsonObject().put("event", event).put("node", member.getAttribute(NODE))
+        .put("role", member.getAttribute(ROLE)).put("incarnation", member.getAttribute(INCARNATION))
+        .put("address", member.getAddress().toString());
+  }
+
+  private static String describe(Member member) {
+    return member.getAttribute(ROLE) + " node " + member.getAttribute(NODE) + " (incarnation "
+        + member.getAttribute(INCARNATION) + ") at " + member.getAddress();
+  }
+}
