@@ -107,8 +107,7 @@ public final class Gateway {
   private Future<Void> startAgentSide(Limits limits) {
     // A gateway killed with SIGKILL could not stop what it started: its leftovers die before anything starts.
     String owner = ProcessTree.ownerOf(settings.dataDir());
-    return onlyAgentNode()
-        .compose(v -> vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false))
+    return vertx.<Integer>executeBlocking(() -> ProcessTree.killOwned(owner), false)
         .onSuccess(n -> {
           if (n > 0) {
             log.warn("killed {} processes that an earlier gateway on this data directory left running", n);
@@ -119,22 +118,6 @@ public final class Gateway {
         .compose(v -> deploy(new ThreadRoom(settings)))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
             limits.agentQuestions(), io.switchboard.process.Sandbox::probe)));
-  }
-
-  /**
-   * A cluster runs one agent node in this release: the rooms' addresses are cluster-wide, and two
-   * stores would each answer half of the requests. A live one answers a health probe; a dead one
-   * whose departure the cluster has not noticed yet does not (the probe times out).
-   */
-  private Future<Void> onlyAgentNode() {
-    if (settings.cluster() == null) {
-      return Future.succeededFuture();
-    }
-    return vertx.eventBus().request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).transform(reply ->
-        reply.succeeded()
-            ? Future.failedFuture(new IllegalStateException("another agent node already runs in this cluster, and "
-                + "this release runs one agent node per cluster (docs/operations.md, \"Cluster\")"))
-            : Future.succeededFuture());
   }
 
   /**

@@ -51,7 +51,28 @@ public final class ClusterNode {
         .setClusterPublicHost(cluster.host()).setClusterPublicPort(cluster.busPort());
     HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster, incarnation));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
-        .onSuccess(vertx -> watchMembers(vertx, manager.getHazelcastInstance()));
+        .compose(vertx -> {
+          HazelcastInstance hazelcast = manager.getHazelcastInstance();
+          Member other = cluster.runsAgents() ? otherAgentNode(hazelcast) : null;
+          if (other != null) {
+            return vertx.close().transform(x -> Future.failedFuture(new IllegalStateException(
+                "another agent node already runs in this cluster (" + describe(other) + "), and this release runs "
+                    + "one agent node per cluster (docs/operations.md, \"Cluster\")")));
+          }
+          watchMembers(vertx, hazelcast, cluster);
+          return Future.succeededFuture(vertx);
+        });
+  }
+
+  /**
+   * The rooms' addresses are cluster-wide: two agent nodes' stores would each answer half of the
+   * requests. The member list is agreed when a node joins, so the check is exact then; two clusters
+   * that merge later are caught by {@link #watchMembers}.
+   */
+  private static Member otherAgentNode(HazelcastInstance hazelcast) {
+    Member self = hazelcast.getCluster().getLocalMember();
+    return hazelcast.getCluster().getMembers().stream()
+        .filter(m -> !m.equals(self) && "agent".equals(m.getAttribute(ROLE))).findFirst().orElse(null);
   }
 
   static Config hazelcast(Settings.Cluster cluster, String incarnation) {
@@ -85,13 +106,18 @@ public final class ClusterNode {
   }
 
   /** Logs the members as they come and go, and tells this node's rooms ({@code sb.cluster.member}, this node only). */
-  private static void watchMembers(Vertx vertx, HazelcastInstance hazelcast) {
+  private static void watchMembers(Vertx vertx, HazelcastInstance hazelcast, Settings.Cluster cluster) {
     hazelcast.getCluster().getMembers().forEach(m -> log.info("cluster member: {}", describe(m)));
     DeliveryOptions here = new DeliveryOptions().setLocalOnly(true);
     hazelcast.getCluster().addMembershipListener(new MembershipListener() {
       @Override
       public void memberAdded(MembershipEvent event) {
         log.info("cluster member joined: {}", describe(event.getMember()));
+        if (cluster.runsAgents() && "agent".equals(event.getMember().getAttribute(ROLE))) {
+          // Two clusters merged after a partition, each with an agent node: say so loudly.
+          log.error("another agent node joined this cluster ({}): one agent node per cluster is supported; stop one "
+              + "of them", describe(event.getMember()));
+        }
         vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, fact("joined", event.getMember()), here);
       }
 

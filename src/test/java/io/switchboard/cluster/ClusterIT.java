@@ -131,6 +131,36 @@ class ClusterIT {
     }
   }
 
+  @Test
+  void aSecondAgentNodeIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
+    int first = freePort();
+    int second = freePort();
+    List<String> members = List.of("127.0.0.1:" + first, "127.0.0.1:" + second);
+    start("build", config("build", "agent", first, freePort(), members));
+    Path other = config("build-2", "agent", second, freePort(), members);
+    // Two stores would each answer half of the requests: the second agent node stops instead.
+    String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
+        + "/*", "io.switchboard.Main", "--config", other.toString());
+    assertTrue(out.contains("another agent node already runs in this cluster (agent node build"), out);
+
+    // The jar alone (as `java -jar`) has no cluster manager: it says so and what to run instead.
+    String said = exitsWithError("-jar", JarGateway.JAR.toString(), "--config", other.toString());
+    assertTrue(said.contains("cluster mode needs the cluster libraries on the class path"), said);
+  }
+
+  /** Runs java with these arguments; it must exit 1 within a minute. Returns what it printed. */
+  private String exitsWithError(String... args) throws Exception {
+    List<String> argv = new ArrayList<>(List.of("java"));
+    argv.addAll(List.of(args));
+    Path out = Files.createTempFile(dir, "out", ".txt");
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+    nodes.add(p);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still running: " + Files.readString(out));
+    String printed = Files.readString(out);
+    assertEquals(1, p.exitValue(), printed);
+    return printed;
+  }
+
   private static JsonArray ledger(Path dataDir) throws Exception {
     Process p = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "--data-dir",
         dataDir.toString(), "--json").redirectError(ProcessBuilder.Redirect.DISCARD).start();
