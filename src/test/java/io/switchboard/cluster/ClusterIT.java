@@ -43,6 +43,10 @@ class ClusterIT {
     }
   }
 
+  private static List<String> members(int[] ports) {
+    return java.util.Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList();
+  }
+
   private Path config(String node, String role, int port, int busPort, List<String> members) throws Exception {
     JsonObject config = new JsonObject().put("dataDir", dir.resolve(node).resolve("data").toString())
         .put("http", new JsonObject().put("port", 0))
@@ -61,11 +65,9 @@ class ClusterIT {
 
   @Test
   void anEdgeAndAnAgentNodeServeOneChatAndTheEdgeIsToldWhenTheAgentNodeDies() throws Exception {
-    int edgePort = freePort();
-    int agentPort = freePort();
-    List<String> members = List.of("127.0.0.1:" + edgePort, "127.0.0.1:" + agentPort);
-    Path edgeConfig = config("edge", "edge", edgePort, freePort(), members);
-    Path agentConfig = config("build", "agent", agentPort, freePort(), members);
+    int[] ports = {freePort(), freePort()};
+    Path edgeConfig = config("edge", "edge", ports[0], freePort(), members(ports));
+    Path agentConfig = config("build", "agent", ports[1], freePort(), members(ports));
 
     JarGateway agentNode = start("build", agentConfig);
     JarGateway edge = start("edge", edgeConfig);
@@ -133,11 +135,9 @@ class ClusterIT {
 
   @Test
   void aSecondAgentNodeIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
-    int first = freePort();
-    int second = freePort();
-    List<String> members = List.of("127.0.0.1:" + first, "127.0.0.1:" + second);
-    start("build", config("build", "agent", first, freePort(), members));
-    Path other = config("build-2", "agent", second, freePort(), members);
+    int[] ports = {freePort(), freePort()};
+    start("build", config("build", "agent", ports[0], freePort(), members(ports)));
+    Path other = config("build-2", "agent", ports[1], freePort(), members(ports));
     // Two stores would each answer half of the requests: the second agent node stops instead.
     String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
         + "/*", "io.switchboard.Main", "--config", other.toString());
