@@ -3,7 +3,7 @@
 # one table — path, floor, Switchboard, ratio, goal (issue "Performance"), met or not — which it also
 # writes into docs/performance.md between the "bench:begin" and "bench:end" markers.
 # Also draws docs/bench-load.svg: chunk latency (agent to browser) against load, from the load benchmark.
-# Usage: scripts/bench.sh            (about 11 minutes on 2 cores; builds the jar first)
+# Usage: scripts/bench.sh            (about 12 minutes on 2 cores; builds the jar first)
 #        scripts/bench.sh --no-write (print only)
 # Not here: the footprint (scripts/footprint.sh).
 set -euo pipefail
@@ -17,8 +17,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "scripts/bench.sh: permission room (about 1 min)" >&2
 java -Xmx256m -cp "$cp" io.switchboard.bench.PermissionBenchmark 2>/dev/null | grep -v DEBUG > "$out/permission.txt"
-echo "scripts/bench.sh: agent path (about 1 min)" >&2
-java -cp "$cp" io.switchboard.bench.AgentBenchmark 2>/dev/null | grep -v DEBUG > "$out/agent.txt"
+echo "scripts/bench.sh: agent path, one node and across two cluster nodes (about 2 min)" >&2
+java -Dcluster=true -cp "$cp:target/cluster/*" io.switchboard.bench.AgentBenchmark 2>/dev/null | grep -v DEBUG \
+  > "$out/agent.txt"
 echo "scripts/bench.sh: outbox (about 1 min)" >&2
 java -cp "$cp" io.switchboard.bench.OutboxBenchmark 2>/dev/null | grep -v DEBUG > "$out/outbox.txt"
 echo "scripts/bench.sh: launch and idle memory beside claude-code-ui (about 1 min; installs it on first use)" >&2
@@ -45,7 +46,10 @@ store_write = num(find(r"store room, one ledger write .* at a time: p50 ([\d.,]+
 echo128, perm128 = find(r"window 128: bus echo ([\d,]+)/s .*register->answer ([\d,]+)/s", "permission.txt")
 heap = num(find(r"([\d,]+) bytes each", "permission.txt"))
 raw, gw = find(r"measured: chunks/s raw pipe ([\d,]+); through the gateway to a subscriber ([\d,]+)", "agent.txt")
-added = num(find(r"measured: permission round trip .* added p50 (-?\d+) us", "agent.txt"))
+added = num(find(r"measured: permission round trip \(us\) raw pipe.* added p50 (-?\d+) us", "agent.txt"))
+cross_gw = num(find(r"measured: chunks/s to a subscriber on another cluster node ([\d,]+)", "agent.txt"))
+cross_added = num(find(r"measured: permission round trip answered from another cluster node .* added p50 (-?\d+) us",
+                       "agent.txt"))
 ob1, ob128, plain1, plain100 = find(r"measured: .*one at a time ([\d,]+), 128 in flight ([\d,]+); plain sqlite-jdbc "
                                     r"one transaction each ([\d,]+), 100 a transaction ([\d,]+)", "outbox.txt")
 # The load rounds: (label, chunks/s, p50 ms, p99 ms), the warm-up first, the issue's 2,500 chunks/s last.
@@ -77,6 +81,10 @@ rows = [
      f"+{added:,.0f} µs", added / (2 * commit), "≤ 1.5× the floor", added <= 1.5 * 2 * commit, "x"),
     ("of it: one store ledger write (bus, writer thread, rows, FULL commit)", f"one FULL commit {commit:,.0f} µs",
      f"{store_write:,.0f} µs", store_write / commit, "(a round trip makes two)", None, "x"),
+    ("cluster: chunks to a subscriber on another node (loopback)", f"one node {num(gw):,.0f}/s",
+     f"{cross_gw:,.0f}/s", cross_gw / num(gw), "(issue Cluster mode: beside one node)", None, "%"),
+    ("cluster: permission round trip answered from another node, added p50", f"one node +{added:,.0f} µs",
+     f"+{cross_added:,.0f} µs", cross_added / added if added > 0 else None, "(beside one node)", None, "x"),
     ("register→answer, 128 in flight", f"bus echo {num(echo128):,.0f}/s", f"{num(perm128):,.0f}/s",
      num(perm128) / num(echo128), "≥ 30 % of the floor", num(perm128) >= 0.3 * num(echo128), "%"),
     ("outbox enqueue+ack at FULL, 128 in flight", f"sqlite-jdbc, 100 a transaction {num(plain100):,.0f}/s",

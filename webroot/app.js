@@ -157,6 +157,7 @@ function receive(f) {
     case 'event': return threadOf(f.threadId).view && event(f);
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
+    case 'permission_stale': return stale(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCounts(f.counts);
     case 'error':
@@ -1164,6 +1165,7 @@ function resolved(f) {
   const t = threadOf(f.threadId);
   const c = t.view?.cards.get(f.requestId);
   if (!c) return;
+  c.el.classList.remove('stale');
   c.el.classList.add('resolved');
   c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
   const o = f.outcome || {};
@@ -1177,6 +1179,23 @@ function resolved(f) {
     text = 'Cancelled: ' + reasonText(o.reason) + ' (' + time(f.endedAt) + ')';
   }
   c.section.querySelector('.verdict').textContent = text;
+}
+
+// Cluster mode: the node that keeps these requests' ledger left. Their cards stay, unanswerable and
+// saying why, until it is back (answerable again) or their end arrives.
+function stale(f) {
+  const ids = new Set(f.requestIds || []);
+  for (const t of state.threads.values()) {
+    for (const [id, c] of t.view?.cards || []) {
+      if (!ids.has(id) || c.el.classList.contains('resolved')) continue;
+      c.el.classList.toggle('stale', !!f.stale);
+      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale; });
+      c.section.querySelector('.verdict').textContent = f.stale
+        ? 'Cannot be answered now: ' + (f.reason || 'its node left the cluster')
+        : 'Answerable again';
+      if (t.info.threadId === state.current) c.section.scrollIntoView({ block: 'nearest' }); // the why, in view
+    }
+  }
 }
 
 // Keep the connection warm through proxies that close idle sockets.

@@ -16,6 +16,7 @@ import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -161,17 +162,7 @@ public final class WebRoom extends VerticleBase {
       new ArrayList<>(open).forEach(s -> s.notice(text));
     });
     // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
-    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> {
-      JsonObject member = m.body();
-      String text = "left".equals(member.getString("event"))
-          ? new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName).put("message",
-              member.getString("role", "a") + " node " + member.getString("node", member.getString("address"))
-                  + " left the cluster: what it runs does not answer until it is back").encode()
-          : null;
-      if (text != null) {
-        new ArrayList<>(open).forEach(s -> s.notice(text));
-      }
-    });
+    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> memberChanged(m.body()));
     bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {
       for (Object o : reply.body().getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
@@ -575,6 +566,53 @@ public final class WebRoom extends VerticleBase {
         .onSuccess(m -> ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             .end(m.body()))
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", err.getMessage())));
+  }
+
+  /**
+   * Cluster mode: a member left or joined. Pages hear at once that one left; when it is the agent
+   * node, the cards they show cannot be answered (their ledger is there) and are marked stale, and
+   * when an agent node is back, the ones its ledger still has pending are answerable again (the
+   * others end with the facts a restarted node announces).
+   */
+  private void memberChanged(JsonObject member) {
+    String who = member.getString("role", "a") + " node " + member.getString("node", member.getString("address"));
+    boolean agentNode = "agent".equals(member.getString("role"));
+    if ("left".equals(member.getString("event"))) {
+      String reason = who + " left the cluster: what it runs does not answer until it is back";
+      toAllPages(new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName)
+          .put("message", reason));
+      JsonArray ids = new JsonArray();
+      pending.values().forEach(set -> set.forEach(ids::add));
+      if (agentNode && !ids.isEmpty()) {
+        toAllPages(new JsonObject().put("type", "permission_stale").put("stale", true).put("requestIds", ids)
+            .put("reason", reason));
+      }
+    } else if (agentNode) {
+      answerableAgain(who, 60);
+    }
+  }
+
+  /** Asks the agent node for its pending requests (its rooms start after it joins) and lifts their stale mark. */
+  private void answerableAgain(String who, int triesLeft) {
+    vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject(), Bus.quick())
+        .onSuccess(reply -> {
+          JsonArray ids = new JsonArray();
+          reply.body().getJsonArray("requests").forEach(o -> ids.add(((JsonObject) o).getString("requestId")));
+          log.info("{} is back: {} pending permission requests answerable again", who, ids.size());
+          toAllPages(new JsonObject().put("type", "permission_stale").put("stale", false).put("requestIds", ids));
+        })
+        .onFailure(err -> {
+          if (triesLeft > 1) {
+            vertx.setTimer(1_000, t -> answerableAgain(who, triesLeft - 1));
+          } else {
+            log.warn("{} joined but its permission room did not answer within a minute", who);
+          }
+        });
+  }
+
+  private void toAllPages(JsonObject frame) {
+    String text = frame.encode();
+    new ArrayList<>(open).forEach(s -> s.notice(text));
   }
 
   /** threadId -> its questions waiting for an answer (for the pages' badges and titles). */

@@ -5,6 +5,7 @@ import ch.qos.logback.classic.LoggerContext;
 import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.Settings;
 import io.switchboard.testkit.AgentHarness;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * sees through the gateway versus a client that answers on the raw pipe at once.
  *
  * <p>Run: {@code mvn -q -B -DskipTests package && java -cp target/switchboard.jar:target/test-classes
- * io.switchboard.bench.AgentBenchmark}
+ * io.switchboard.bench.AgentBenchmark}; with {@code -Dcluster=true} and {@code target/cluster/*} on the
+ * class path, the same again with the surface on another cluster node (loopback).
  */
 public final class AgentBenchmark {
   static final int CHUNKS = 20_000;
@@ -40,14 +42,28 @@ public final class AgentBenchmark {
     ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger("ROOT").setLevel(Level.WARN);
     System.out.printf("java %s, %d cores%n", System.getProperty("java.version"),
         Runtime.getRuntime().availableProcessors());
+    boolean cluster = Boolean.getBoolean("cluster");
     for (int round = 0; round < 2; round++) {
       String label = round == 0 ? "warm-up" : "measured";
       double raw = rawStream();
-      double gateway = gatewayStream();
+      double gateway = gatewayStream(Nodes.single());
       System.out.printf("%s: chunks/s raw pipe %,.0f; through the gateway to a subscriber %,.0f (%.0f%%)%n",
           label, raw, gateway, 100 * gateway / raw);
+      if (cluster) {
+        double crossNode = gatewayStream(Nodes.cluster());
+        System.out.printf("%s: chunks/s to a subscriber on another cluster node %,.0f (%.0f%% of the raw pipe)%n",
+            label, crossNode, 100 * crossNode / raw);
+      }
       JsonObject rawRtt = rawPermissions();
-      JsonObject gatewayRtt = gatewayPermissions();
+      JsonObject gatewayRtt = gatewayPermissions(Nodes.single());
+      if (cluster) {
+        JsonObject crossRtt = gatewayPermissions(Nodes.cluster());
+        System.out.printf("%s: permission round trip answered from another cluster node (us) p50 %d p99 %d mean %d; "
+                + "added p50 %d us; agent's send to card shown %d, answer to its reply %d%n", label,
+            crossRtt.getLong("p50"), crossRtt.getLong("p99"), crossRtt.getLong("mean"),
+            crossRtt.getLong("p50") - rawRtt.getLong("p50"), crossRtt.getLong("toCardP50"),
+            crossRtt.getLong("answerToEndedP50"));
+      }
       System.out.printf("%s: permission round trip (us) raw pipe p50 %d p99 %d mean %d; gateway p50 %d p99 %d "
               + "mean %d; added p50 %d us%n", label, rawRtt.getLong("p50"), rawRtt.getLong("p99"),
           rawRtt.getLong("mean"), gatewayRtt.getLong("p50"), gatewayRtt.getLong("p99"), gatewayRtt.getLong("mean"),
@@ -137,8 +153,50 @@ public final class AgentBenchmark {
     }
   }
 
-  private static double gatewayStream() throws Exception {
-    Vertx vertx = Vertx.vertx();
+  /**
+   * Where the rooms run and where the surface that subscribes and answers runs: one Vert.x, or two
+   * cluster nodes on loopback (an agent node and an edge, as {@code ClusterNode} joins them).
+   */
+  private record Nodes(Vertx agents, Vertx surfaces) {
+    static Nodes single() {
+      Vertx vertx = Vertx.vertx();
+      return new Nodes(vertx, vertx);
+    }
+
+    static Nodes cluster() throws Exception {
+      int[] ports = {freePort(), freePort()};
+      List<String> members = List.of("127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
+      Vertx agents = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
+          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5), "a")
+          .await(60, TimeUnit.SECONDS);
+      Vertx surfaces = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
+          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5), "e")
+          .await(60, TimeUnit.SECONDS);
+      return new Nodes(agents, surfaces);
+    }
+
+    void close() throws Exception {
+      if (surfaces != agents) {
+        surfaces.close().await(30, TimeUnit.SECONDS);
+      }
+      agents.close().await(30, TimeUnit.SECONDS);
+    }
+
+    /** A consumer on the surfaces' side, registered (cluster-wide) before anything is sent to it. */
+    <T> void consumer(String address, io.vertx.core.Handler<io.vertx.core.eventbus.Message<T>> handler)
+        throws Exception {
+      surfaces.eventBus().<T>consumer(address, handler).completion().await(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static int freePort() throws Exception {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static double gatewayStream(Nodes nodes) throws Exception {
+    Vertx vertx = nodes.agents();
     Path dir = Files.createTempDirectory("sb-agent-bench");
     try (AgentHarness gateway = new AgentHarness(vertx, dir, AgentRoom.Timings.DEFAULT, agent("stream", CHUNKS))) {
       gateway.start();
@@ -148,7 +206,7 @@ public final class AgentBenchmark {
       AtomicLong chunks = new AtomicLong();
       CountDownLatch warmEnded = new CountDownLatch(1);
       CountDownLatch ended = new CountDownLatch(2);
-      vertx.eventBus().<JsonObject>consumer(Addresses.threadEvents(t), m -> {
+      nodes.<JsonObject>consumer(Addresses.threadEvents(t), m -> {
         String kind = m.body().getJsonObject("event").getString("kind");
         if ("acp".equals(kind)) {
           chunks.incrementAndGet();
@@ -173,7 +231,7 @@ public final class AgentBenchmark {
       }
       return counted / seconds;
     } finally {
-      vertx.close().await(10, TimeUnit.SECONDS);
+      nodes.close();
     }
   }
 
@@ -183,8 +241,9 @@ public final class AgentBenchmark {
     }
   }
 
-  private static JsonObject gatewayPermissions() throws Exception {
-    Vertx vertx = Vertx.vertx();
+  private static JsonObject gatewayPermissions(Nodes nodes) throws Exception {
+    Vertx vertx = nodes.agents();
+    Vertx surface = nodes.surfaces();
     Path dir = Files.createTempDirectory("sb-agent-bench");
     try (AgentHarness gateway = new AgentHarness(vertx, dir, AgentRoom.Timings.DEFAULT,
         agent("permission", PERMISSIONS))) {
@@ -194,17 +253,17 @@ public final class AgentBenchmark {
       // (the end committed); the rest is the way back to the agent.
       List<Long> toCard = Collections.synchronizedList(new ArrayList<>());
       List<Long> answerToEnded = Collections.synchronizedList(new ArrayList<>());
-      vertx.eventBus().<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
+      nodes.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
         long shown = BenchClock.micros();
         toCard.add(shown - m.body().getJsonObject("toolCall").getJsonObject("rawInput").getLong("sentAtMicros"));
-        vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject()
+        surface.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject()
             .put("requestId", m.body().getString("requestId")).put("optionId", "allow").put("surface", "web"))
             .onSuccess(r -> answerToEnded.add(BenchClock.micros() - shown));
       });
       String t = gateway.unrecordedThread("bench", "web");
       CountDownLatch ended = new CountDownLatch(1);
       AtomicReference<String> report = new AtomicReference<>();
-      vertx.eventBus().<JsonObject>consumer(Addresses.threadEvents(t), m -> {
+      nodes.<JsonObject>consumer(Addresses.threadEvents(t), m -> {
         JsonObject e = m.body().getJsonObject("event");
         String text = "acp".equals(e.getString("kind"))
             ? e.getJsonObject("update").getJsonObject("content", new JsonObject()).getString("text") : null;
@@ -219,7 +278,7 @@ public final class AgentBenchmark {
       return new JsonObject(report.get())
           .put("toCardP50", median(toCard)).put("answerToEndedP50", median(answerToEnded));
     } finally {
-      vertx.close().await(10, TimeUnit.SECONDS);
+      nodes.close();
     }
   }
 }

@@ -94,9 +94,16 @@ class ClusterIT {
     assertEquals(1, ledger.size(), ledger.encodePrettily());
     assertEquals("web", ledger.getJsonObject(0).getJsonObject("outcome").getJsonObject("answeredBy")
         .getString("surface"));
+    web.drain();
+
+    // A second question, left waiting when the agent node dies.
+    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "edit again"));
+    JsonObject waiting = web.next(f -> "permission_request".equals(f.getString("type"))
+        && !card.getString("requestId").equals(f.getString("requestId")), "the second card");
 
     // SIGKILL the agent node: the page is told it left (the cluster notices within its member
-    // timeout), and a prompt then is refused at once as unavailable, not left waiting.
+    // timeout), the waiting card is marked stale, and a prompt then is refused at once as
+    // unavailable, not left waiting.
     agentNode.process().destroyForcibly();
     assertTrue(agentNode.process().waitFor(20, TimeUnit.SECONDS));
     long t0 = System.nanoTime();
@@ -106,6 +113,9 @@ class ClusterIT {
     assertTrue(left.getString("message").startsWith("agent node build left the cluster"), left.encode());
     System.out.printf("cluster: the page heard the agent node left %d ms after its SIGKILL%n",
         (System.nanoTime() - t0) / 1_000_000);
+    JsonObject stale = web.next(f -> "permission_stale".equals(f.getString("type")), "the stale mark", 10);
+    assertTrue(stale.getBoolean("stale"));
+    assertEquals(new JsonArray().add(waiting.getString("requestId")), stale.getJsonArray("requestIds"));
     long t1 = System.nanoTime();
     web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "hello").put("clientRef", "p2"));
     JsonObject refused = web.next(f -> "error".equals(f.getString("type")) && "p2".equals(f.getString("clientRef")),
@@ -114,8 +124,12 @@ class ClusterIT {
     System.out.printf("cluster: a prompt while the agent node was gone was refused in %d ms: %s%n",
         (System.nanoTime() - t1) / 1_000_000, refused.encode());
 
-    // Started again on the same data, the thread goes on from the edge's page.
+    // Started again on the same data: the request that died with it ends (voided by the restart, in
+    // its ledger first) and the page hears it; the thread goes on from the edge's page.
     start("build", agentConfig);
+    JsonObject voided = web.next(f -> "permission_resolved".equals(f.getString("type"))
+        && waiting.getString("requestId").equals(f.getString("requestId")), "the waiting request's end", 60);
+    assertEquals("voided-by-restart", voided.getJsonObject("outcome").getString("reason"), voided.encode());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (true) {
       web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "hello again"));
@@ -131,6 +145,10 @@ class ClusterIT {
         }
       }
     }
+    // Each request ended once in the agent node's ledger: the answered one and the voided one.
+    JsonArray after = ledger(dir.resolve("build").resolve("data"));
+    assertEquals(2, after.size(), after.encodePrettily());
+    assertTrue(after.stream().allMatch(r -> ((JsonObject) r).getJsonObject("outcome") != null), after.encodePrettily());
   }
 
   @Test

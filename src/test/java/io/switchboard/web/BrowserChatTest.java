@@ -272,6 +272,64 @@ class BrowserChatTest {
     assertEquals(2, sent.size());
   }
 
+  @Test
+  void aCardWhoseAgentNodeLeftSaysWhyAndCannotBeTappedUntilTheNodeIsBackAtPhoneSize() throws Exception {
+    staleCardWhileTheAgentNodeIsGone(390, 844);
+  }
+
+  @Test
+  void aCardWhoseAgentNodeLeftSaysWhyAndCannotBeTappedUntilTheNodeIsBackAtDesktopSize() throws Exception {
+    staleCardWhileTheAgentNodeIsGone(1280, 900);
+  }
+
+  /**
+   * Cluster mode seen from the edge's page: the web room hears (as from its node's cluster watcher)
+   * that the agent node left, then that it is back; in between the card says why it cannot be
+   * answered and its buttons do nothing.
+   */
+  private void staleCardWhileTheAgentNodeIsGone(int width, int height) throws Exception {
+    browser.manage().window().setSize(new Dimension(width, height));
+    if (width < 600) {
+      startThreadOnAPhone();
+    } else {
+      logIn();
+      startThread();
+    }
+    say("edit while the node goes away");
+    WebElement card = awaitCard();
+    io.vertx.core.eventbus.DeliveryOptions here = new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true);
+    io.vertx.core.json.JsonObject member = new io.vertx.core.json.JsonObject().put("node", "build-1")
+        .put("role", "agent").put("incarnation", "4cde1320d8a5").put("address", "[10.0.0.6]:5701");
+    gateway.vertx.eventBus().publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, member.copy().put("event", "left"),
+        here);
+    WebElement verdict = card.findElement(By.cssSelector(".verdict"));
+    waiting().until(d -> verdict.getText().startsWith("Cannot be answered now: agent node build-1 left the cluster"));
+    assertTrue(inWindow(verdict), "the reason is on screen");
+    // The same news comes as a toast, which may cover the card on a phone for its 4 s; then the
+    // reason on the card is what shows (nothing on top of it).
+    waiting().until(d -> !d.findElement(By.id("toast")).isDisplayed());
+    Object onTop = ((JavascriptExecutor) browser).executeScript("const r = arguments[0].getBoundingClientRect();"
+        + " const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+        + " return top === arguments[0] || arguments[0].contains(top) ? 'the reason'"
+        + " : top.tagName + '#' + top.id + '.' + top.className + ' ' + JSON.stringify(r);", verdict);
+    assertEquals("the reason", onTop, "nothing covers the reason");
+    List<WebElement> buttons = card.findElements(By.cssSelector(".options button"));
+    assertFalse(buttons.isEmpty());
+    assertTrue(buttons.stream().noneMatch(WebElement::isEnabled), "no option can be tapped");
+    screenshot("stale");
+    // A tap on a disabled button sends nothing: the request is still pending afterwards.
+    ((JavascriptExecutor) browser).executeScript("arguments[0].click();", buttons.get(0));
+    Thread.sleep(300);
+    assertTrue(card.getAttribute("class").contains("stale") && !card.getAttribute("class").contains("resolved"));
+
+    gateway.vertx.eventBus().publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, member.copy().put("event", "joined"),
+        here);
+    waiting().until(d -> verdict.getText().equals("Answerable again"));
+    assertTrue(card.findElements(By.cssSelector(".options button")).stream().allMatch(WebElement::isEnabled));
+    click(card, "Allow once");
+    assertTrue(verdict().startsWith("Allow once — answered by"), "answered once the node is back");
+  }
+
   /** Whether an element is wholly inside the window (what a person sees without scrolling the page). */
   private boolean inWindow(WebElement e) {
     return (Boolean) ((JavascriptExecutor) browser).executeScript("const r = arguments[0].getBoundingClientRect();"
