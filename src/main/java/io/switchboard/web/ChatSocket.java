@@ -84,7 +84,7 @@ final class ChatSocket {
     ws.closeHandler(v -> close());
     ws.exceptionHandler(err -> log.debug("chat socket error: {}", err.getMessage()));
     ws.drainHandler(v -> drain());
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_LIST, new JsonObject()).onComplete(done -> {
+    room.<JsonObject>ask(Addresses.THREAD_LIST, new JsonObject()).onComplete(done -> {
       JsonArray agents = new JsonArray();
       for (AgentSpec a : room.settings().agents()) {
         agents.add(new JsonObject().put("id", a.id()).put("name", a.name()));
@@ -164,7 +164,7 @@ final class ChatSocket {
     if (f.getValue("agent") != null) {
       body.put("agent", text(f, "agent"));
     }
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_CREATE, body)
+    room.<JsonObject>ask(Addresses.THREAD_CREATE, body)
         .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.body().getString("threadId"))
             .put("agent", reply.body().getString("agent")).put("clientRef", ref)))
         .onFailure(err -> fail(err, null, ref));
@@ -177,8 +177,7 @@ final class ChatSocket {
       throw new BadFrame("\"afterSeq\" must be a number, 0 or more");
     }
     long afterSeq = after == null ? 0 : ((Number) after).longValue();
-    var bus = vertx.eventBus();
-    bus.<JsonObject>request(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
+    room.<JsonObject>ask(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
             .put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, null))
         .onSuccess(thread -> {
@@ -190,10 +189,10 @@ final class ChatSocket {
           lastSeq.put(threadId, afterSeq);
           replay(threadId, afterSeq, thread.body().getLong("lastSeq"))
               .compose(v -> afterSeq == 0 ? answeredCards(threadId) : Future.succeededFuture())
-              .compose(v -> bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
+              .compose(v -> room.<JsonObject>ask(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
               .compose(pending -> {
                 pending.body().getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
-                return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
+                return room.<JsonObject>ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
               })
               .onComplete(done -> {
                 List<JsonObject> waiting = held.remove(threadId);
@@ -218,7 +217,7 @@ final class ChatSocket {
    * followed by how it ended: history shows what was asked and who answered, not only what waits.
    */
   private Future<Void> answeredCards(String threadId) {
-    return vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST, new JsonObject().put("threadId", threadId)
+    return room.<JsonObject>ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("threadId", threadId)
             .put("state", "all").put("limit", HISTORY_CARDS))
         .map(reply -> {
           List<Object> rows = new ArrayList<>(reply.body().getJsonArray("requests").getList());
@@ -249,7 +248,7 @@ final class ChatSocket {
     if (afterSeq >= untilSeq || closed) {
       return Future.succeededFuture();
     }
-    return vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
+    return room.<JsonObject>ask(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
             .put("afterSeq", afterSeq).put("limit", REPLAY_LIMIT))
         .compose(history -> {
           long last = afterSeq;
@@ -271,7 +270,7 @@ final class ChatSocket {
     }
     Object ref = clientRef(f);
     // The thread room checks the images (kinds, sizes, bytes) and names what is wrong.
-    vertx.eventBus().<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+    room.<JsonObject>ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", body).put("images", images).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, ref));
   }
@@ -305,14 +304,14 @@ final class ChatSocket {
 
   /** A command for the thread room; only a refusal comes back to the page (the outcome reaches it as events). */
   private void toThread(String address, JsonObject body) {
-    vertx.eventBus().<JsonObject>request(address, body).onFailure(err -> fail(err, null, null));
+    room.<JsonObject>ask(address, body).onFailure(err -> fail(err, null, null));
   }
 
 
   private void answer(JsonObject f) throws BadFrame {
     String requestId = text(f, "requestId");
     String optionId = text(f, "optionId");
-    vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+    room.<JsonObject>ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
             .put("optionId", optionId).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, requestId, null));
   }
@@ -392,8 +391,9 @@ final class ChatSocket {
 
   private void fail(Throwable err, Object requestId, Object clientRef) {
     ErrorCode code = WebRoom.code(err);
-    error(code.wireName, code == ErrorCode.UNAVAILABLE ? WebRoom.UNAVAILABLE_TEXT : err.getMessage(), requestId,
-        clientRef);
+    // Vert.x's own timeout and no-handler texts mean nothing to a person; the room's reason does.
+    boolean bare = code == ErrorCode.UNAVAILABLE && ErrorCode.of(err) != ErrorCode.UNAVAILABLE;
+    error(code.wireName, bare ? WebRoom.UNAVAILABLE_TEXT : err.getMessage(), requestId, clientRef);
   }
 
   private void error(String code, String message, Object requestId, Object clientRef) {

@@ -7,7 +7,9 @@ import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
@@ -579,6 +581,10 @@ public final class WebRoom extends VerticleBase {
     boolean agentNode = "agent".equals(member.getString("role"));
     if ("left".equals(member.getString("event"))) {
       String reason = who + " left the cluster: what it runs does not answer until it is back";
+      if (agentNode) {
+        agentNodeGone = reason;
+        failAsking(reason);
+      }
       toAllPages(new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName)
           .put("message", reason));
       JsonArray ids = new JsonArray();
@@ -588,6 +594,7 @@ public final class WebRoom extends VerticleBase {
             .put("reason", reason));
       }
     } else if (agentNode) {
+      agentNodeGone = null;
       answerableAgain(who, 60);
     }
   }
@@ -608,6 +615,46 @@ public final class WebRoom extends VerticleBase {
             log.warn("{} joined but its permission room did not answer within a minute", who);
           }
         });
+  }
+
+  /**
+   * What the pages ask the rooms, in a cluster all on the agent node: when it leaves, what is still
+   * waiting for an answer fails at once as unavailable, not at Vert.x's 30 s send timeout (a
+   * request sent just before the cluster dropped the node's addresses went to the dead node).
+   */
+  private final Set<Promise<?>> asking = new HashSet<>();
+  /** Why the agent node does not answer, from its departure until a member with that role joins; else null. */
+  private String agentNodeGone;
+
+  <T> Future<Message<T>> ask(String address, Object body) {
+    if (settings.cluster() == null) {
+      return vertx.eventBus().request(address, body);
+    }
+    if (agentNodeGone != null) {
+      return Future.failedFuture(unavailable(agentNodeGone)); // until Vert.x drops its addresses, it would wait 30 s
+    }
+    Promise<Message<T>> answer = Promise.promise();
+    asking.add(answer);
+    vertx.eventBus().<T>request(address, body).onComplete(done -> {
+      asking.remove(answer);
+      if (done.succeeded()) {
+        answer.tryComplete(done.result());
+      } else {
+        answer.tryFail(done.cause());
+      }
+    });
+    return answer.future();
+  }
+
+  private void failAsking(String reason) {
+    List<Promise<?>> waiting = new ArrayList<>(asking);
+    asking.clear();
+    waiting.forEach(p -> p.tryFail(unavailable(reason)));
+  }
+
+  private static io.vertx.core.eventbus.ReplyException unavailable(String reason) {
+    return new io.vertx.core.eventbus.ReplyException(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE,
+        ErrorCode.UNAVAILABLE.failureCode, reason);
   }
 
   private void toAllPages(JsonObject frame) {

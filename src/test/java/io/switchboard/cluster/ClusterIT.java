@@ -121,6 +121,8 @@ class ClusterIT {
     JsonObject refused = web.next(f -> "error".equals(f.getString("type")) && "p2".equals(f.getString("clientRef")),
         "an error for the prompt", 60);
     assertEquals("unavailable", refused.getString("code"), refused.encode());
+    // Refused by the edge, which knows the node left: not a 30 s wait on a dead node's connection.
+    assertTrue(refused.getString("message").startsWith("agent node build left the cluster"), refused.encode());
     System.out.printf("cluster: a prompt while the agent node was gone was refused in %d ms: %s%n",
         (System.nanoTime() - t1) / 1_000_000, refused.encode());
 
