@@ -14,6 +14,7 @@ import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -125,12 +126,12 @@ public final class Gateway {
    * pending cards): it waits until an agent node's store answers, asking once a second.
    */
   private Future<Void> agentNodeAnswers() {
-    io.vertx.core.Promise<Void> answered = io.vertx.core.Promise.promise();
+    Promise<Void> answered = io.vertx.core.Promise.promise();
     askAgentNode(answered, true);
     return answered.future();
   }
 
-  private void askAgentNode(io.vertx.core.Promise<Void> answered, boolean first) {
+  private void askAgentNode(Promise<Void> answered, boolean first) {
     vertx.eventBus().request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).onComplete(reply -> {
       if (reply.succeeded()) {
         log.info("an agent node answers: starting the surfaces");

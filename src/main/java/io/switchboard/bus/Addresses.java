@@ -119,6 +119,6 @@ public final class Addresses {
   public static final String STORE_OUTBOX_STATS = "sb.store.outbox.stats";
 
   // cluster mode: facts this node's cluster watcher publishes to this node only
-  /** {@code {event: "left"|"joined", node, role, address}}: a member of the cluster left or joined. */
+  /** {@code {event: "left"|"joined", node, role, incarnation, address}}: a member of the cluster left or joined. */
   public static final String CLUSTER_MEMBER = "sb.cluster.member";
 }

@@ -24,23 +24,11 @@ public record JarGateway(Process process, int port, Path dir) {
    * agent node answered), an agent node when it said it is ready (its {@code port} is then -1).
    */
   public static JarGateway startNode(Path dir, Path config, java.util.List<String> jvmFlags) throws Exception {
-    java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
-    argv.addAll(jvmFlags);
+    java.util.List<String> argv = new java.util.ArrayList<>(jvmFlags);
     argv.addAll(java.util.List.of("-cp", JAR + java.io.File.pathSeparator + CLUSTER_LIBS + "/*", "io.switchboard.Main",
         "--config", config.toString()));
     java.nio.file.Files.createDirectories(dir);
-    Process p = new ProcessBuilder(argv).directory(dir.toFile())
-        .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile())).start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = out.readLine()) != null) {
-      Matcher url = URL.matcher(line);
-      if (url.find() || AGENT_NODE_READY.matcher(line).find()) {
-        drain(out, dir.resolve("gateway.out"), line);
-        return new JarGateway(p, url.find(0) ? Integer.parseInt(url.group(1)) : -1, dir);
-      }
-    }
-    throw new AssertionError("the node did not start; see " + dir.resolve("gateway.log"));
+    return launch(dir, argv, java.util.Map.of(), true);
   }
 
   /** Starts it in {@code dir} and returns once it printed its URL line. */
@@ -61,21 +49,33 @@ public record JarGateway(Process process, int port, Path dir) {
   /** The same with more environment variables (as a unit's {@code Environment=} lines). */
   public static JarGateway start(Path dir, Path config, java.util.List<String> jvmFlags, int port,
                                  java.util.Map<String, String> env) throws Exception {
-    java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("java"));
-    argv.addAll(jvmFlags);
+    java.util.List<String> argv = new java.util.ArrayList<>(jvmFlags);
     argv.addAll(java.util.List.of("-jar", JAR.toString(), "--config", config.toString(), "--port",
         Integer.toString(port)));
-    ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile())
+    return launch(dir, argv, env, false);
+  }
+
+  /**
+   * Runs {@code java argv} in {@code dir} (stderr appended to gateway.log) until it prints its URL
+   * line, or, for {@code agentNode} allowed, an agent node's ready line (port -1); then keeps
+   * reading its stdout into gateway.out.
+   */
+  private static JarGateway launch(Path dir, java.util.List<String> argv, java.util.Map<String, String> env,
+                                   boolean agentNode) throws Exception {
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("java"));
+    command.addAll(argv);
+    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile())
         .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()));
     pb.environment().putAll(env);
     Process p = pb.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
     String line;
     while ((line = out.readLine()) != null) {
-      Matcher m = URL.matcher(line);
-      if (m.find()) {
-        drain(out, dir.resolve("gateway.out"), null);
-        return new JarGateway(p, Integer.parseInt(m.group(1)), dir);
+      Matcher url = URL.matcher(line);
+      boolean ready = url.find();
+      if (ready || agentNode && AGENT_NODE_READY.matcher(line).find()) {
+        drain(out, dir.resolve("gateway.out"), agentNode ? line : null);
+        return new JarGateway(p, ready ? Integer.parseInt(url.group(1)) : -1, dir);
       }
     }
     throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
