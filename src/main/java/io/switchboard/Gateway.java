@@ -2,7 +2,7 @@ package io.switchboard;
 
 import io.switchboard.agent.AgentRoom;
 import io.switchboard.bus.Addresses;
-import io.switchboard.bus.Bus;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.metrics.MetricsRoom;
@@ -14,7 +14,6 @@ import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -63,11 +62,23 @@ public final class Gateway {
   }
 
   public Gateway(Vertx vertx, Settings settings, String version, Tuning tuning) {
+    this(vertx, settings, version, tuning, null);
+  }
+
+  /** {@code incarnation}: this start of a cluster node (stamped on its facts); null when not clustered. */
+  public Gateway(Vertx vertx, Settings settings, String version, Tuning tuning, String incarnation) {
     this.vertx = vertx;
     this.settings = settings;
     this.version = version;
     this.tuning = tuning;
+    Settings.Cluster cluster = settings.cluster();
+    this.agentScope = cluster == null ? NodeScope.SINGLE : new NodeScope(true, cluster.node(), incarnation);
+    this.edgeScope = cluster == null ? NodeScope.SINGLE : new NodeScope(true, null, incarnation);
   }
+
+  /** How the agent side's rooms serve their commands, and how an edge's own store does (this node only). */
+  private final NodeScope agentScope;
+  private final NodeScope edgeScope;
 
   /**
    * One event loop per room (and one for the launcher's own context): rooms are given loops in turn,
@@ -86,16 +97,18 @@ public final class Gateway {
   /**
    * Deploys every room this JVM runs; fails (having undone what was deployed) if any room fails to
    * start. Not clustered: all of them. An agent node (cluster mode): store, permission, thread and
-   * agent rooms. An edge node: once an agent node answers, the plugin, metrics and web rooms.
+   * agent rooms. An edge node: a store of its own (browser sessions, the plugins' chats and their
+   * own outputs), the plugin, metrics and web rooms; they reach the agent nodes as they come.
    */
   public Future<Gateway> start() {
     Limits limits = Limits.ofThisJvm();
-    Future<Void> started = settings.runsAgents() ? startAgentSide(limits) : agentNodeAnswers();
+    Future<Void> started = settings.runsAgents() ? startAgentSide(limits)
+        : deploy(new StoreRoom(settings.databaseFile()), edgeScope);
     if (settings.runsSurfaces()) {
       web = new WebRoom(settings, limits, version, tuning.outboxStuckMs(), tuning.requestReadMs());
       started = started
           .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))
-          .compose(v -> deploy(new MetricsRoom()))
+          .compose(v -> deploy(new MetricsRoom(settings.cluster() != null)))
           .compose(v -> deploy(web));
     }
     if (settings.runsAgents()) {
@@ -114,35 +127,11 @@ public final class Gateway {
             log.warn("killed {} processes that an earlier gateway on this data directory left running", n);
           }
         })
-        .transform(x -> deploy(new StoreRoom(settings.databaseFile())))
-        .compose(v -> deploy(new PermissionRoom(limits)))
-        .compose(v -> deploy(new ThreadRoom(settings)))
+        .transform(x -> deploy(new StoreRoom(settings.databaseFile()), agentScope))
+        .compose(v -> deploy(new PermissionRoom(limits), agentScope))
+        .compose(v -> deploy(new ThreadRoom(settings), agentScope))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
-            limits.agentQuestions(), io.switchboard.process.Sandbox::probe)));
-  }
-
-  /**
-   * An edge node's surfaces need the agent node's rooms from their first request (sessions, threads,
-   * pending cards): it waits until an agent node's store answers, asking once a second.
-   */
-  private Future<Void> agentNodeAnswers() {
-    Promise<Void> answered = io.vertx.core.Promise.promise();
-    askAgentNode(answered, true);
-    return answered.future();
-  }
-
-  private void askAgentNode(Promise<Void> answered, boolean first) {
-    vertx.eventBus().request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).onComplete(reply -> {
-      if (reply.succeeded()) {
-        log.info("an agent node answers: starting the surfaces");
-        answered.complete();
-        return;
-      }
-      if (first) {
-        log.info("waiting for an agent node of the cluster to answer ({})", reply.cause().getMessage());
-      }
-      vertx.setTimer(1_000, t -> askAgentNode(answered, false));
-    });
+            limits.agentQuestions(), io.switchboard.process.Sandbox::probe), agentScope));
   }
 
   public int port() {
@@ -161,7 +150,12 @@ public final class Gateway {
   }
 
   private Future<Void> deploy(io.vertx.core.Deployable room) {
-    return vertx.deployVerticle(room, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP))
+    return deploy(room, edgeScope);
+  }
+
+  private Future<Void> deploy(io.vertx.core.Deployable room, NodeScope scope) {
+    return vertx.deployVerticle(room, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP)
+            .setConfig(scope.toConfig()))
         .map(id -> {
           deployed.push(id);
           return null;

@@ -240,7 +240,8 @@ public final class Main {
     }
     Gateway gateway;
     try {
-      gateway = new Gateway(vertx, settings, version()).start().await(cluster == null ? 60 : 600, TimeUnit.SECONDS);
+      gateway = new Gateway(vertx, settings, version(), Gateway.Tuning.DEFAULT, incarnation).start()
+          .await(60, TimeUnit.SECONDS);
     } catch (Exception e) {
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
       err.println("switchboard: failed to start: " + why);

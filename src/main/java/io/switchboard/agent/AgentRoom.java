@@ -2,6 +2,7 @@ package io.switchboard.agent;
 
 import io.switchboard.agent.demo.DemoAgent;
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Limits;
@@ -77,8 +78,12 @@ public final class AgentRoom extends VerticleBase {
     this.owner = ProcessTree.ownerOf(settings.dataDir());
   }
 
+  /** Where this room serves its commands (a cluster node's own addresses; see NodeScope). */
+  private NodeScope scope = NodeScope.SINGLE;
+
   @Override
   public Future<?> start() {
+    scope = NodeScope.of(config());
     // Whether agents can be sandboxed here is decided once, and said: never a silent fallback.
     return vertx.<String>executeBlocking(sandboxProbe, false).onSuccess(problem -> {
       sandboxProblem = problem;
@@ -98,16 +103,16 @@ public final class AgentRoom extends VerticleBase {
 
   private void listen() {
     var bus = vertx.eventBus();
-    bus.<JsonObject>consumer(Addresses.AGENT_PROMPT, this::prompt);
-    bus.<JsonObject>consumer(Addresses.AGENT_CANCEL, m -> withThreadId(m, id -> {
+    scope.<JsonObject>serve(bus, Addresses.AGENT_PROMPT, this::prompt);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_CANCEL, m -> withThreadId(m, id -> {
       AgentSession s = pool.session(id);
       m.reply(new JsonObject().put("cancelled", s != null && s.cancel()));
     }));
-    bus.<JsonObject>consumer(Addresses.AGENT_STOP, m -> withThreadId(m, id ->
+    scope.<JsonObject>serve(bus, Addresses.AGENT_STOP, m -> withThreadId(m, id ->
         pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
-    bus.<JsonObject>consumer(Addresses.AGENT_STATUS, this::status);
-    bus.<JsonObject>consumer(Addresses.AGENT_SET_MODE, this::setMode);
-    bus.<JsonObject>consumer(Addresses.AGENT_SET_CONFIG, m -> {
+    scope.<JsonObject>serve(bus, Addresses.AGENT_STATUS, this::status);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_SET_MODE, this::setMode);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_SET_CONFIG, m -> {
       AgentSession session = sessionFor(m, "configId", "a setting change");
       if (session != null && m.body().getValue("value") instanceof String value) {
         session.setConfig(m.body().getString("configId"), value).onSuccess(v -> m.reply(new JsonObject()))

@@ -121,4 +121,14 @@ public final class Addresses {
   // cluster mode: facts this node's cluster watcher publishes to this node only
   /** {@code {event: "left"|"joined", node, role, incarnation, address}}: a member of the cluster left or joined. */
   public static final String CLUSTER_MEMBER = "sb.cluster.member";
+  /** This node only: {@code {} -> {members: [{node, role, incarnation, address}]}}, the members now. */
+  public static final String CLUSTER_MEMBERS = "sb.cluster.members";
+
+  /**
+   * An agent node's own copy of a command address: in a cluster the edges send each command to the
+   * node that owns its thread or request, never to a plain address two nodes serve.
+   */
+  public static String onNode(String node, String address) {
+    return "sb.node." + node + address.substring("sb".length());
+  }
 }

@@ -53,11 +53,11 @@ public final class ClusterNode {
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {
           HazelcastInstance hazelcast = manager.getHazelcastInstance();
-          Member other = cluster.runsAgents() ? otherAgentNode(hazelcast) : null;
+          Member other = sameName(hazelcast, cluster.node());
           if (other != null) {
             return vertx.close().transform(x -> Future.failedFuture(new IllegalStateException(
-                "another agent node already runs in this cluster (" + describe(other) + "), and this release runs "
-                    + "one agent node per cluster (docs/operations.md, \"Cluster\")")));
+                "a member named " + cluster.node() + " already runs in this cluster (" + describe(other) + "): every "
+                    + "node needs a name of its own (cluster.node)")));
           }
           watchMembers(vertx, hazelcast, cluster);
           return Future.succeededFuture(vertx);
@@ -65,14 +65,15 @@ public final class ClusterNode {
   }
 
   /**
-   * The rooms' addresses are cluster-wide: two agent nodes' stores would each answer half of the
-   * requests. The member list is agreed when a node joins, so the check is exact then; two clusters
-   * that merge later are caught by {@link #watchMembers}.
+   * An agent node's commands are served at addresses named after it ({@code sb.node.<name>.…}): two
+   * members of one name would each get half of the other's requests. The member list is agreed when
+   * a node joins, so the check is exact then; two clusters that merge later are caught by
+   * {@link #watchMembers}.
    */
-  private static Member otherAgentNode(HazelcastInstance hazelcast) {
+  private static Member sameName(HazelcastInstance hazelcast, String node) {
     Member self = hazelcast.getCluster().getLocalMember();
     return hazelcast.getCluster().getMembers().stream()
-        .filter(m -> !m.equals(self) && "agent".equals(m.getAttribute(ROLE))).findFirst().orElse(null);
+        .filter(m -> !m.equals(self) && node.equals(m.getAttribute(NODE))).findFirst().orElse(null);
   }
 
   static Config hazelcast(Settings.Cluster cluster, String incarnation) {
@@ -109,14 +110,19 @@ public final class ClusterNode {
   private static void watchMembers(Vertx vertx, HazelcastInstance hazelcast, Settings.Cluster cluster) {
     hazelcast.getCluster().getMembers().forEach(m -> log.info("cluster member: {}", describe(m)));
     DeliveryOptions here = new DeliveryOptions().setLocalOnly(true);
+    vertx.eventBus().<JsonObject>localConsumer(Addresses.CLUSTER_MEMBERS, m -> {
+      io.vertx.core.json.JsonArray members = new io.vertx.core.json.JsonArray();
+      hazelcast.getCluster().getMembers().forEach(member -> members.add(fact("member", member)));
+      m.reply(new JsonObject().put("members", members));
+    });
     hazelcast.getCluster().addMembershipListener(new MembershipListener() {
       @Override
       public void memberAdded(MembershipEvent event) {
         log.info("cluster member joined: {}", describe(event.getMember()));
-        if (cluster.runsAgents() && "agent".equals(event.getMember().getAttribute(ROLE))) {
-          // Two clusters merged after a partition, each with an agent node: say so loudly.
-          log.error("another agent node joined this cluster ({}): one agent node per cluster is supported; stop one "
-              + "of them", describe(event.getMember()));
+        if (cluster.node().equals(event.getMember().getAttribute(NODE))) {
+          // Two clusters merged after a partition, each with a node of this name: say so loudly.
+          log.error("another member named {} joined this cluster ({}): node names must differ; stop one of them",
+              cluster.node(), describe(event.getMember()));
         }
         vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, fact("joined", event.getMember()), here);
       }

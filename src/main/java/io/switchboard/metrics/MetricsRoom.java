@@ -12,6 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
+import io.switchboard.cluster.AgentNodes;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -34,6 +35,17 @@ public final class MetricsRoom extends VerticleBase {
   private final Map<String, JsonObject> plugins = new HashMap<>();
   /** Listens to GC notifications: closed with the room. */
   private final JvmGcMetrics gc = new JvmGcMetrics();
+  private final boolean clustered;
+  /** How this room reads the agent side's status (every agent node's, summed, in a cluster). */
+  private AgentNodes nodes;
+
+  public MetricsRoom() {
+    this(false);
+  }
+
+  public MetricsRoom(boolean clustered) {
+    this.clustered = clustered;
+  }
 
   @Override
   public Future<?> start() {
@@ -66,12 +78,13 @@ public final class MetricsRoom extends VerticleBase {
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
 
+    nodes = new AgentNodes(vertx, clustered);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
     // Local: in a cluster, /metrics is the node its web room runs on (its JVM, its sockets).
     bus.<JsonObject>localConsumer(Addresses.METRICS_SCRAPE, this::scrape);
-    return Future.succeededFuture();
+    return nodes.start(member -> { });
   }
 
   @Override
@@ -100,20 +113,19 @@ public final class MetricsRoom extends VerticleBase {
 
   /** Refreshes the gauges from the rooms, then answers the Prometheus text. {@code {websockets}} comes from the web room. */
   private void scrape(Message<JsonObject> m) {
-    var bus = vertx.eventBus();
     long t = System.currentTimeMillis();
     now.put("websockets", m.body() == null ? 0.0 : m.body().getInteger("websockets", 0).doubleValue());
-    Future<?> permissions = bus.<JsonObject>request(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick())
+    Future<?> permissions = nodes.ask(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick())
         .onSuccess(r -> {
-          now.put("pending", r.body().getInteger("pending").doubleValue());
-          Long oldest = r.body().getLong("oldestCreatedAt");
+          now.put("pending", r.getInteger("pending").doubleValue());
+          Long oldest = r.getLong("oldestCreatedAt");
           now.put("oldest", oldest == null ? 0.0 : (t - oldest) / 1000.0);
         });
-    Future<?> outbox = bus.<JsonObject>request(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
+    Future<?> outbox = nodes.ask(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
         .onSuccess(r -> {
           double pending = 0;
           long oldest = Long.MAX_VALUE;
-          for (Object o : r.body().getJsonArray("plugins")) {
+          for (Object o : r.getJsonArray("plugins")) {
             JsonObject p = (JsonObject) o;
             pending += p.getLong("pending");
             oldest = Math.min(oldest, p.getLong("oldestCreatedAt"));
@@ -121,21 +133,21 @@ public final class MetricsRoom extends VerticleBase {
           now.put("outbox", pending);
           now.put("outboxOldest", oldest == Long.MAX_VALUE ? 0.0 : (t - oldest) / 1000.0);
         });
-    Future<?> agents = bus.<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
+    Future<?> agents = nodes.ask(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
         .onSuccess(r -> {
-          now.put("agents", r.body().getLong("processes").doubleValue());
-          now.put("agentsMax", r.body().getInteger("maxProcesses").doubleValue());
-          now.put("agentRss", r.body().getLong("rssBytes").doubleValue());
-          now.put("agentQueued", r.body().getInteger("queuedPrompts").doubleValue());
-          now.put("idleStops", r.body().getLong("idleStops").doubleValue());
-          now.put("evictions", r.body().getLong("evictions").doubleValue());
-          now.put("turnsStarted", r.body().getLong("turnsStarted").doubleValue());
-          now.put("turnsEnded", r.body().getLong("turnsEnded").doubleValue());
+          now.put("agents", r.getLong("processes").doubleValue());
+          now.put("agentsMax", r.getInteger("maxProcesses").doubleValue());
+          now.put("agentRss", r.getLong("rssBytes").doubleValue());
+          now.put("agentQueued", r.getInteger("queuedPrompts").doubleValue());
+          now.put("idleStops", r.getLong("idleStops").doubleValue());
+          now.put("evictions", r.getLong("evictions").doubleValue());
+          now.put("turnsStarted", r.getLong("turnsStarted").doubleValue());
+          now.put("turnsEnded", r.getLong("turnsEnded").doubleValue());
         });
-    Future<?> pluginStates = bus.<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
+    Future<?> pluginStates = nodes.ask(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
         .onSuccess(r -> {
           double redeliveries = 0;
-          for (Object o : r.body().getJsonArray("plugins")) {
+          for (Object o : r.getJsonArray("plugins")) {
             JsonObject p = (JsonObject) o;
             String id = p.getString("id");
             if (plugins.put(id, p) == null) {

@@ -1,6 +1,7 @@
 package io.switchboard.permission;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.Limits;
 import io.vertx.core.Future;
@@ -134,24 +135,28 @@ public final class PermissionRoom extends VerticleBase {
     }
   }
 
+  /** Where this room serves its commands (a cluster node's own addresses; see NodeScope). */
+  private NodeScope scope = NodeScope.SINGLE;
+
   @Override
   public Future<?> start() {
+    scope = NodeScope.of(config());
     bus = vertx.eventBus();
     return voidLeftovers().onSuccess(v -> {
-      bus.<JsonObject>consumer(Addresses.PERMISSION_REGISTER, this::register);
-      bus.<JsonObject>consumer(Addresses.PERMISSION_ANSWER, this::answer);
-      bus.<JsonObject>consumer(Addresses.PERMISSION_PENDING, this::listPending);
-      bus.<JsonObject>consumer(Addresses.PERMISSION_SHUTDOWN, this::shutdown);
-      bus.<JsonObject>consumer(Addresses.PERMISSION_STATUS, this::status);
-      bus.<JsonObject>consumer(Addresses.PERMISSION_ANNOUNCE_VOIDED, m -> {
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_REGISTER, this::register);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANSWER, this::answer);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_PENDING, this::listPending);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_SHUTDOWN, this::shutdown);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_STATUS, this::status);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANNOUNCE_VOIDED, m -> {
         List<JsonObject> facts = new ArrayList<>(voidedFacts);
         voidedFacts.clear();
-        facts.forEach(f -> bus.publish(Addresses.PERMISSION_CANCELLED, f));
+        facts.forEach(f -> bus.publish(Addresses.PERMISSION_CANCELLED, scope.stamp(f)));
         m.reply(new JsonObject().put("announced", facts.size()));
       });
       bus.<JsonObject>consumer(Addresses.SURFACE_CLOSED, m -> surfaceClosed(m.body()));
-      bus.<JsonObject>consumer(Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
-      bus.<JsonObject>consumer(Addresses.AGENT_EXITED, m -> agentExited(m.body()));
+      scope.<JsonObject>serve(bus, Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
+      scope.<JsonObject>serve(bus, Addresses.AGENT_EXITED, m -> agentExited(m.body()));
     });
   }
 
@@ -248,7 +253,7 @@ public final class PermissionRoom extends VerticleBase {
         end(p, cancelled(NO_SURFACE));
       } else {
         p.shown = true;
-        bus.publish(Addresses.PERMISSION_SHOWN, card(p));
+        bus.publish(Addresses.PERMISSION_SHOWN, scope.stamp(card(p)));
       }
     });
   }
@@ -324,7 +329,7 @@ public final class PermissionRoom extends VerticleBase {
     JsonArray cards = new JsonArray();
     for (Pending p : pending.values()) {
       if (p.shown && (threadId == null || threadId.equals(p.reg.threadId()))) {
-        cards.add(card(p));
+        cards.add(scope.stamp(card(p)));
       }
     }
     message.reply(new JsonObject().put("requests", cards));
@@ -450,7 +455,7 @@ public final class PermissionRoom extends VerticleBase {
         .transform(written -> {
           // The human's answer (or the cancellation) must reach the agent even if the disk failed.
           p.outcome.complete(outcome);
-          bus.publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, fact);
+          bus.publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, scope.stamp(fact));
           return Future.succeededFuture(fact);
         });
     if (selected) {

@@ -1,6 +1,7 @@
 package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.cluster.AgentNodes;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
 import io.switchboard.config.PluginSpec;
@@ -46,6 +47,8 @@ public final class PluginRoom extends VerticleBase {
   private final Timings timings;
   private final Map<String, PluginSupervisor> plugins = new LinkedHashMap<>();
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
+  /** How this room reaches the agent side (the agent nodes, in a cluster). */
+  private AgentNodes nodes;
 
   public PluginRoom(Settings settings, Limits limits, String version, Timings timings) {
     this.settings = settings;
@@ -57,12 +60,13 @@ public final class PluginRoom extends VerticleBase {
   @Override
   public Future<?> start() {
     var bus = vertx.eventBus();
+    nodes = new AgentNodes(vertx, settings.cluster() != null);
     for (PluginSpec spec : settings.plugins()) {
       plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, limits, version, timings));
     }
-    return bus.<JsonObject>request(Addresses.THREAD_LIST, new JsonObject()).map(reply -> {
+    return nodes.start(member -> { }).compose(v -> nodes.ask(Addresses.THREAD_LIST, new JsonObject())).map(reply -> {
       // Routes survive restarts: a chat stays with the newest thread it is attached to.
-      for (Object o : reply.body().getJsonArray("threads")) {
+      for (Object o : reply.getJsonArray("threads")) {
         JsonObject t = (JsonObject) o;
         for (Object r : t.getJsonArray("routes")) {
           String surface = (String) r;
@@ -123,6 +127,11 @@ public final class PluginRoom extends VerticleBase {
     List<Future<?>> stopping = new ArrayList<>();
     plugins.values().forEach(p -> stopping.add(p.stop()));
     return Future.join(stopping);
+  }
+
+  /** What the plugins ask the rooms: in a cluster, of the agent node that owns the thread or request. */
+  Future<JsonObject> ask(String address, JsonObject body) {
+    return nodes.ask(address, body);
   }
 
   /** Streams a thread's events to the plugins whose chats are attached to it. */

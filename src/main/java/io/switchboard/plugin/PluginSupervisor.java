@@ -154,7 +154,7 @@ final class PluginSupervisor {
   private void noteScope(Route r, String scope) {
     if (!scope.equals(r.scope)) {
       r.scope = scope;
-      bus.request(Addresses.STORE_CHAT_SCOPE_SAVE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
+      room.ask(Addresses.STORE_CHAT_SCOPE_SAVE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
               .put("scope", scope))
           .onFailure(err -> log.error("[{}] the kind of chat {} could not be saved: {}", tag, r.chatId, err.getMessage()));
     }
@@ -162,8 +162,8 @@ final class PluginSupervisor {
 
   /** The kinds of this plugin's chats as saved (read once at start, before the plugin is spawned). */
   Future<Void> restoreScopes() {
-    return bus.<JsonObject>request(Addresses.STORE_CHAT_SCOPE_LIST, new JsonObject().put("pluginId", spec.id()))
-        .onSuccess(m -> m.body().getJsonObject("scopes").forEach(e -> routes.computeIfAbsent(e.getKey(),
+    return room.ask(Addresses.STORE_CHAT_SCOPE_LIST, new JsonObject().put("pluginId", spec.id()))
+        .onSuccess(m -> m.getJsonObject("scopes").forEach(e -> routes.computeIfAbsent(e.getKey(),
             c -> new Route(spec.id(), c)).scope = (String) e.getValue()))
         .<Void>mapEmpty()
         .recover(err -> {
@@ -244,8 +244,8 @@ final class PluginSupervisor {
       });
     }
     // The cards it showed died with it: the next process gets those still pending again.
-    bus.<JsonObject>request(Addresses.STORE_OUTBOX_REOPEN, new JsonObject().put("pluginId", spec.id()))
-        .onSuccess(m -> log.info("[{}] {} cards of pending requests are due again", tag, m.body().getInteger("reopened")))
+    room.ask(Addresses.STORE_OUTBOX_REOPEN, new JsonObject().put("pluginId", spec.id()))
+        .onSuccess(m -> log.info("[{}] {} cards of pending requests are due again", tag, m.getInteger("reopened")))
         .onFailure(err -> log.error("[{}] could not reopen its cards: {}", tag, err.getMessage()));
     if (gen != g) {
       return;
@@ -340,7 +340,7 @@ final class PluginSupervisor {
       case "session/cancel" -> {
         Route r = routes.get(dialect.cancelledChat(params));
         if (r != null && r.threadId != null) {
-          bus.request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+          room.ask(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
         }
       }
       case "_va/heartbeat", "_switchboard/heartbeat" -> heartbeat(g);
@@ -370,8 +370,7 @@ final class PluginSupervisor {
       return;
     }
     g.toldSession.put(r.chatId, threadId);
-    bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onSuccess(m -> {
-      JsonObject thread = m.body();
+    room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onSuccess(thread -> {
       String agentName = settings.agents().stream().filter(a -> a.id().equals(thread.getString("agent")))
           .map(a -> a.name()).findFirst().orElse(thread.getString("agent"));
       if (gen == g) {
@@ -453,16 +452,16 @@ final class PluginSupervisor {
    */
   private Future<Boolean> seen(Dialect.Inbound in) {
     return in.messageId() == null ? Future.succeededFuture(false)
-        : bus.<JsonObject>request(Addresses.STORE_INBOUND_SEEN, new JsonObject().put("pluginId", spec.id())
+        : room.ask(Addresses.STORE_INBOUND_SEEN, new JsonObject().put("pluginId", spec.id())
             .put("chatId", in.chatId()).put("messageId", in.messageId()))
-            .map(m -> m.body().getBoolean("seen"))
+            .map(m -> m.getBoolean("seen"))
             .otherwise(false); // a read that fails must not drop the message
   }
 
   /** The message is taken (in the transcript, or a command done): its redelivery will start nothing. */
   private void remember(Dialect.Inbound in) {
     if (in.messageId() != null) {
-      bus.request(Addresses.STORE_INBOUND_MARK, new JsonObject().put("pluginId", spec.id())
+      room.ask(Addresses.STORE_INBOUND_MARK, new JsonObject().put("pluginId", spec.id())
               .put("chatId", in.chatId()).put("messageId", in.messageId()))
           .onFailure(err -> log.error("[{}] message {} of chat {} could not be remembered: {}", tag,
               in.messageId(), in.chatId(), err.getMessage()));
@@ -514,7 +513,7 @@ final class PluginSupervisor {
     switch (command) {
       case "/new" -> {
         if (r.threadId != null) {
-          bus.request(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
+          room.ask(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
               .onFailure(err -> log.error("[{}] chat {} could not leave thread {}: {}", tag, r.chatId, r.threadId,
                   err.getMessage()));
           // The chat leaves the old thread's questions too: a card there is no longer answerable from it
@@ -528,13 +527,13 @@ final class PluginSupervisor {
       }
       case "/stop", "/cancel" -> {
         if (r.threadId != null) {
-          bus.request(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+          room.ask(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
         }
         reply = r.threadId == null ? "Nothing to stop." : "Stopping the agent's turn.";
       }
       case "/status" -> {
         return (r.threadId == null ? Future.succeededFuture(new JsonObject())
-            : bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", r.threadId)).map(m -> m.body()))
+            : room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", r.threadId)))
             .compose(t -> say(r, t.isEmpty() ? "No conversation yet: send a message to start one."
                 : "Thread " + t.getString("threadId") + " with agent " + t.getString("agent")
                     + (t.getBoolean("busy") ? ", working." : ", idle.") + " " + r.lane.size() + " messages waiting."))
@@ -548,9 +547,9 @@ final class PluginSupervisor {
 
   /** A durable system text to a chat; completes once the plugin has it. */
   private Future<Void> say(Route r, String text) {
-    return bus.<JsonObject>request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
+    return room.ask(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
             .put("chatId", r.chatId).put("kind", "system").put("body", new JsonObject().put("text", text)))
-        .compose(m -> awaitAck(m.body().getString("outputId")));
+        .compose(m -> awaitAck(m.getString("outputId")));
   }
 
   private Future<Void> awaitAck(String outputId) {
@@ -583,12 +582,12 @@ final class PluginSupervisor {
     r.turnsToWait = -1;
     r.turnEnds.clear();
     ensureThread(r, w.inbound())
-        .compose(threadId -> bus.<JsonObject>request(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+        .compose(threadId -> room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
         .onSuccess(reply -> {
           remember(w.inbound()); // in the transcript now: the platform's redelivery of it starts nothing
-          r.promptSeq = reply.body().getLong("seq");
-          r.turnsToWait = reply.body().getInteger("ahead") + 1;
+          r.promptSeq = reply.getLong("seq");
+          r.turnsToWait = reply.getInteger("ahead") + 1;
           checkTurnEnd(r);
         })
         .onFailure(err -> {
@@ -607,8 +606,8 @@ final class PluginSupervisor {
     if (spec.agent() != null) {
       create.put("agent", spec.agent());
     }
-    return bus.<JsonObject>request(Addresses.THREAD_CREATE, create).map(m -> {
-      r.threadId = m.body().getString("threadId");
+    return room.ask(Addresses.THREAD_CREATE, create).map(m -> {
+      r.threadId = m.getString("threadId");
       r.startedBy = in.senderId();
       room.follow(r.threadId);
       tellSession(gen, r, false);
@@ -665,10 +664,10 @@ final class PluginSupervisor {
       for (Route r : attached) {
         // The turn's final reply is durable: a chat that missed the stream (plugin restarting) gets it whole.
         Future<Void> written = text == null || text.length() == 0 ? Future.succeededFuture()
-            : bus.<JsonObject>request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
+            : room.ask(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id())
                 .put("chatId", r.chatId).put("kind", "final").put("body", new JsonObject().put("text", text.toString())
                     .put("threadId", threadId).put("streamedTo", streamedTo)))
-                .compose(m -> awaitAck(m.body().getString("outputId")));
+                .compose(m -> awaitAck(m.getString("outputId")));
         if (r.current != null) {
           r.turnEnds.add(new JsonObject().put("seq", e.getLong("seq"))
               .put("stopReason", "agent_exited".equals(kind) ? "end_turn" : event.getString("stopReason", "end_turn")));
@@ -715,7 +714,7 @@ final class PluginSupervisor {
   }
 
   private void enqueueText(Route r, String kind, String text) {
-    bus.request(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
+    room.ask(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
             .put("kind", kind).put("body", new JsonObject().put("text", text)))
         .onFailure(err -> log.error("[{}] a {} text for chat {} could not be written to the outbox: {}", tag, kind,
             r.chatId, err.getMessage()));
@@ -735,7 +734,7 @@ final class PluginSupervisor {
     }
     delivering = true;
     deliverAgain = false;
-    bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", spec.id())
+    room.ask(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", spec.id())
             .put("limit", DELIVERY_BATCH))
         .onComplete(reply -> {
           delivering = false;
@@ -745,7 +744,7 @@ final class PluginSupervisor {
           if (reply.failed() || gen != g) {
             return;
           }
-          JsonArray outputs = reply.result().body().getJsonArray("outputs");
+          JsonArray outputs = reply.result().getJsonArray("outputs");
           List<String> written = new java.util.ArrayList<>();
           List<Future<Void>> writes = new java.util.ArrayList<>();
           for (Object o : outputs) {
@@ -861,8 +860,8 @@ final class PluginSupervisor {
     // Judged against the card's own thread (its starter), never the chat's current one.
     String cardThread = card.getString("threadId");
     Future<String> starter = cardThread == null ? Future.succeededFuture(null)
-        : bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", cardThread))
-            .map(m -> m.body().getString("startedBy")).otherwise((String) null);
+        : room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", cardThread))
+            .map(m -> m.getString("startedBy")).otherwise((String) null);
     starter.onComplete(x -> judgeTap(g, r, outputId, card, outcome, said, anonymous, x.result()));
   }
 
@@ -883,7 +882,7 @@ final class PluginSupervisor {
           return;
         }
         log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);
-        bus.request(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
+        room.ask(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
             .put("surface", r.surface()).put("user", who).put("detail", "not_eligible: not an approver"));
         enqueueText(r, "system", "Only " + String.join(", ", approvers) + " may answer that request (or the web chat).");
         if (gen == g) {
@@ -893,7 +892,7 @@ final class PluginSupervisor {
       });
       return;
     }
-    bus.request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+    room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
             .put("optionId", outcome.getString("optionId")).put("surface", r.surface()).put("user", who))
         .onFailure(err -> {
           ErrorCode code = ErrorCode.of(err);
@@ -915,8 +914,8 @@ final class PluginSupervisor {
   /** Whether the card's request still waits for an answer (its thread's pending list has it). */
   private Future<Boolean> stillPending(JsonObject card) {
     String requestId = card.getString("requestId");
-    return bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", card.getString("threadId")))
-        .map(m -> m.body().getJsonArray("requests").stream()
+    return room.ask(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", card.getString("threadId")))
+        .map(m -> m.getJsonArray("requests").stream()
             .anyMatch(o -> o instanceof JsonObject c && requestId.equals(c.getString("requestId"))))
         .otherwise(true); // unsure: treat it as waiting (the permission room refuses a late answer anyway)
   }
@@ -946,7 +945,7 @@ final class PluginSupervisor {
       }
     }
     if (!mine.isEmpty()) {
-      bus.request(Addresses.STORE_OUTBOX_ACK, new JsonObject().put("pluginId", spec.id()).put("outputIds", mine))
+      room.ask(Addresses.STORE_OUTBOX_ACK, new JsonObject().put("pluginId", spec.id()).put("outputIds", mine))
           .onComplete(x -> deliver());
     }
   }

@@ -1,6 +1,7 @@
 package io.switchboard.store;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -71,8 +72,12 @@ public final class StoreRoom extends VerticleBase {
     this.databaseFile = databaseFile;
   }
 
+  /** Where this room serves its commands (a cluster node's own addresses; see NodeScope). */
+  private NodeScope scope = NodeScope.SINGLE;
+
   @Override
   public Future<?> start() {
+    scope = NodeScope.of(config());
     writer = vertx.createSharedWorkerExecutor("switchboard-store-writer-" + deploymentID(), 1);
     return writer.executeBlocking(this::openAndMigrate).onSuccess(version -> {
       log.info("database {} ready at schema version {}", databaseFile, version);
@@ -80,31 +85,31 @@ public final class StoreRoom extends VerticleBase {
           new JDBCConnectOptions().setJdbcUrl("jdbc:sqlite:" + databaseFile + "?open_mode=1&busy_timeout=5000"),
           new PoolOptions().setMaxSize(2).setName("switchboard-store-readers-" + deploymentID()));
       var bus = vertx.eventBus();
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_APPEND, m -> enqueue(m, this::append));
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_END, m -> enqueue(m, this::end));
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_NOTE, m -> enqueue(m, this::note));
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_VOID_PENDING, m -> enqueue(m, this::voidPending));
-      bus.<JsonObject>consumer(Addresses.STORE_HEALTH, m -> enqueue(m, this::health));
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_GET, this::get);
-      bus.<JsonObject>consumer(Addresses.STORE_LEDGER_LIST, this::list);
-      bus.<JsonObject>consumer(Addresses.STORE_THREAD_SAVE, m -> enqueue(m, this::saveThread));
-      bus.<JsonObject>consumer(Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
-      bus.<JsonObject>consumer(Addresses.STORE_THREAD_DELETE, m -> enqueue(m, this::deleteThread));
-      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript, false));
-      bus.<JsonObject>consumer(Addresses.STORE_THREAD_LIST, this::listThreads);
-      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_SAVE, m -> enqueue(m, this::saveWebSession));
-      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_FORGET, m -> enqueue(m, this::forgetWebSession));
-      bus.<JsonObject>consumer(Addresses.STORE_WEB_SESSION_LIST, this::listWebSessions);
-      bus.<JsonObject>consumer(Addresses.STORE_INBOUND_SEEN, this::inboundSeen);
-      bus.<JsonObject>consumer(Addresses.STORE_INBOUND_MARK, m -> enqueue(m, this::markInbound));
-      bus.<JsonObject>consumer(Addresses.STORE_CHAT_SCOPE_SAVE, m -> enqueue(m, this::saveChatScope));
-      bus.<JsonObject>consumer(Addresses.STORE_CHAT_SCOPE_LIST, this::listChatScopes);
-      bus.<JsonObject>consumer(Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
-      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
-      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
-      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_REOPEN, m -> enqueue(m, this::reopenCards));
-      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_PENDING, this::pendingOutputs);
-      bus.<JsonObject>consumer(Addresses.STORE_OUTBOX_STATS, this::outboxStats);
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_APPEND, m -> enqueue(m, this::append));
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_END, m -> enqueue(m, this::end));
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_NOTE, m -> enqueue(m, this::note));
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_VOID_PENDING, m -> enqueue(m, this::voidPending));
+      scope.<JsonObject>serve(bus, Addresses.STORE_HEALTH, m -> enqueue(m, this::health));
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_GET, this::get);
+      scope.<JsonObject>serve(bus, Addresses.STORE_LEDGER_LIST, this::list);
+      scope.<JsonObject>serve(bus, Addresses.STORE_THREAD_SAVE, m -> enqueue(m, this::saveThread));
+      scope.<JsonObject>serve(bus, Addresses.STORE_THREAD_ROUTE, m -> enqueue(m, this::route));
+      scope.<JsonObject>serve(bus, Addresses.STORE_THREAD_DELETE, m -> enqueue(m, this::deleteThread));
+      scope.<JsonObject>serve(bus, Addresses.STORE_TRANSCRIPT_APPEND, m -> enqueue(m, this::appendTranscript, false));
+      scope.<JsonObject>serve(bus, Addresses.STORE_THREAD_LIST, this::listThreads);
+      scope.<JsonObject>serve(bus, Addresses.STORE_WEB_SESSION_SAVE, m -> enqueue(m, this::saveWebSession));
+      scope.<JsonObject>serve(bus, Addresses.STORE_WEB_SESSION_FORGET, m -> enqueue(m, this::forgetWebSession));
+      scope.<JsonObject>serve(bus, Addresses.STORE_WEB_SESSION_LIST, this::listWebSessions);
+      scope.<JsonObject>serve(bus, Addresses.STORE_INBOUND_SEEN, this::inboundSeen);
+      scope.<JsonObject>serve(bus, Addresses.STORE_INBOUND_MARK, m -> enqueue(m, this::markInbound));
+      scope.<JsonObject>serve(bus, Addresses.STORE_CHAT_SCOPE_SAVE, m -> enqueue(m, this::saveChatScope));
+      scope.<JsonObject>serve(bus, Addresses.STORE_CHAT_SCOPE_LIST, this::listChatScopes);
+      scope.<JsonObject>serve(bus, Addresses.STORE_TRANSCRIPT_READ, this::readTranscript);
+      scope.<JsonObject>serve(bus, Addresses.STORE_OUTBOX_ENQUEUE, m -> enqueue(m, this::enqueueOutput));
+      scope.<JsonObject>serve(bus, Addresses.STORE_OUTBOX_ACK, m -> enqueue(m, this::ack));
+      scope.<JsonObject>serve(bus, Addresses.STORE_OUTBOX_REOPEN, m -> enqueue(m, this::reopenCards));
+      scope.<JsonObject>serve(bus, Addresses.STORE_OUTBOX_PENDING, this::pendingOutputs);
+      scope.<JsonObject>serve(bus, Addresses.STORE_OUTBOX_STATS, this::outboxStats);
     });
   }
 

@@ -1,6 +1,7 @@
 package io.switchboard.thread;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Settings;
@@ -92,8 +93,12 @@ public final class ThreadRoom extends VerticleBase {
     this.settings = settings;
   }
 
+  /** Where this room serves its commands (a cluster node's own addresses; see NodeScope). */
+  private NodeScope scope = NodeScope.SINGLE;
+
   @Override
   public Future<?> start() {
+    scope = NodeScope.of(config());
     bus = vertx.eventBus();
     return bus.<JsonObject>request(Addresses.STORE_THREAD_LIST, new JsonObject()).onSuccess(reply -> {
       for (Object o : reply.body().getJsonArray("threads")) {
@@ -110,19 +115,19 @@ public final class ThreadRoom extends VerticleBase {
         threads.put(t.id, t);
       }
       log.info("{} threads loaded", threads.size());
-      bus.<JsonObject>consumer(Addresses.THREAD_CREATE, this::create);
-      bus.<JsonObject>consumer(Addresses.THREAD_LIST, this::list);
-      bus.<JsonObject>consumer(Addresses.THREAD_GET, m -> withThread(m, t -> m.reply(t.toJson())));
-      bus.<JsonObject>consumer(Addresses.THREAD_ATTACH, m -> withThread(m, t -> route(m, t, true)));
-      bus.<JsonObject>consumer(Addresses.THREAD_DETACH, m -> withThread(m, t -> route(m, t, false)));
-      bus.<JsonObject>consumer(Addresses.THREAD_PROMPT, m -> withThread(m, t -> prompt(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
+      scope.<JsonObject>serve(bus, Addresses.THREAD_CREATE, this::create);
+      scope.<JsonObject>serve(bus, Addresses.THREAD_LIST, this::list);
+      scope.<JsonObject>serve(bus, Addresses.THREAD_GET, m -> withThread(m, t -> m.reply(json(t))));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_ATTACH, m -> withThread(m, t -> route(m, t, true)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_DETACH, m -> withThread(m, t -> route(m, t, false)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_PROMPT, m -> withThread(m, t -> prompt(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_CANCEL, m -> withThread(m, t -> forward(m,
           Addresses.AGENT_CANCEL, new JsonObject().put("threadId", t.id))));
-      bus.<JsonObject>consumer(Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_ARCHIVE, m -> withThread(m, t -> archive(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_DELETE, m -> withThread(m, t -> delete(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_SET_CONFIG, m -> withThread(m, t -> setConfig(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
+      scope.<JsonObject>serve(bus, Addresses.THREAD_RENAME, m -> withThread(m, t -> rename(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_ARCHIVE, m -> withThread(m, t -> archive(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_DELETE, m -> withThread(m, t -> delete(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_SET_CONFIG, m -> withThread(m, t -> setConfig(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_SET_MODE, m -> withThread(m, t -> {
         if (!(m.body().getValue("modeId") instanceof String modeId) || modeId.isEmpty()) {
           ErrorCode.BAD_REQUEST.fail(m, "modeId is missing");
           return;
@@ -136,9 +141,9 @@ public final class ThreadRoom extends VerticleBase {
         forward(m, Addresses.AGENT_SET_MODE, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
             .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", modeId));
       }));
-      bus.<JsonObject>consumer(Addresses.THREAD_HISTORY, m -> withThread(m, t -> history(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_RECORD, m -> withThread(m, t -> record(m, t)));
-      bus.<JsonObject>consumer(Addresses.THREAD_SESSION, m -> withThread(m, t -> session(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_HISTORY, m -> withThread(m, t -> history(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_RECORD, m -> withThread(m, t -> record(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_SESSION, m -> withThread(m, t -> session(m, t)));
     });
   }
 
@@ -173,8 +178,8 @@ public final class ThreadRoom extends VerticleBase {
     }
     saved.onSuccess(x -> {
       log.info("thread {} created with agent {}", id, agentId);
-      m.reply(t.toJson());
-      bus.publish(Addresses.THREAD_CHANGED, t.toJson()); // every open page lists it at once
+      m.reply(json(t));
+      bus.publish(Addresses.THREAD_CHANGED, json(t)); // every open page lists it at once
     }).onFailure(err -> {
       threads.remove(id);
       ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
@@ -183,7 +188,7 @@ public final class ThreadRoom extends VerticleBase {
 
   private void list(Message<JsonObject> m) {
     JsonArray out = new JsonArray();
-    threads.values().forEach(t -> out.add(t.toJson()));
+    threads.values().forEach(t -> out.add(json(t)));
     m.reply(new JsonObject().put("threads", out));
   }
 
@@ -194,12 +199,12 @@ public final class ThreadRoom extends VerticleBase {
     }
     boolean changed = attach ? t.routes.add(surface) : t.routes.remove(surface);
     if (!changed) {
-      m.reply(t.toJson());
+      m.reply(json(t));
       return;
     }
     bus.request(Addresses.STORE_THREAD_ROUTE, new JsonObject().put("threadId", t.id).put("surface", surface)
             .put("attached", attach))
-        .onSuccess(x -> m.reply(t.toJson()))
+        .onSuccess(x -> m.reply(json(t)))
         .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, err.getMessage()));
   }
 
@@ -322,7 +327,7 @@ public final class ThreadRoom extends VerticleBase {
             } else {
               log.info("thread {} deleted with its workspace", t.id);
             }
-            JsonObject gone = t.toJson().put("deleted", true);
+            JsonObject gone = json(t).put("deleted", true);
             bus.publish(Addresses.THREAD_CHANGED, gone);
             m.reply(gone);
           })
@@ -374,9 +379,9 @@ public final class ThreadRoom extends VerticleBase {
   private void saveAndAnnounce(Message<JsonObject> m, ThreadState t, String what) {
     bus.request(Addresses.STORE_THREAD_SAVE, t.row())
         .onSuccess(x -> {
-          bus.publish(Addresses.THREAD_CHANGED, t.toJson());
+          bus.publish(Addresses.THREAD_CHANGED, json(t));
           if (m != null) {
-            m.reply(t.toJson());
+            m.reply(json(t));
           }
         })
         .onFailure(err -> {
@@ -463,7 +468,7 @@ public final class ThreadRoom extends VerticleBase {
     String session = m.body().getString("acpSessionId");
     t.acpSessionId = session;
     bus.request(Addresses.STORE_THREAD_SAVE, t.row())
-        .onSuccess(x -> m.reply(t.toJson()))
+        .onSuccess(x -> m.reply(json(t)))
         .onFailure(err -> ErrorCode.STORE_FAILED.fail(m, err.getMessage()));
   }
 
@@ -500,6 +505,11 @@ public final class ThreadRoom extends VerticleBase {
   private static String shorten(String text) {
     String oneLine = text.strip().replaceAll("\\s+", " ");
     return oneLine.length() > TITLE_LENGTH ? oneLine.substring(0, TITLE_LENGTH - 1) + "…" : oneLine;
+  }
+
+  /** A thread as the rooms and surfaces see it; in a cluster it names its node, which the edges route by. */
+  private JsonObject json(ThreadState t) {
+    return scope.stamp(t.toJson());
   }
 
   private String newId() {

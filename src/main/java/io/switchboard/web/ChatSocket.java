@@ -84,23 +84,27 @@ final class ChatSocket {
     ws.closeHandler(v -> close());
     ws.exceptionHandler(err -> log.debug("chat socket error: {}", err.getMessage()));
     ws.drainHandler(v -> drain());
-    room.<JsonObject>ask(Addresses.THREAD_LIST, new JsonObject()).onComplete(done -> {
+    room.ask(Addresses.THREAD_LIST, new JsonObject()).onComplete(done -> {
       JsonArray agents = new JsonArray();
       for (AgentSpec a : room.settings().agents()) {
         agents.add(new JsonObject().put("id", a.id()).put("name", a.name()));
       }
       JsonArray threads = new JsonArray();
       if (done.succeeded()) {
-        for (Object o : done.result().body().getJsonArray("threads")) {
+        for (Object o : done.result().getJsonArray("threads")) {
           JsonObject t = (JsonObject) o;
           threads.add(new JsonObject().put("threadId", t.getString("threadId")).put("agent", t.getString("agent"))
               .put("title", t.getString("title")).put("busy", t.getBoolean("busy"))
-              .put("archived", t.getBoolean("archived", false))
+              .put("archived", t.getBoolean("archived", false)).mergeIn(WebRoom.nodeOf(t))
               .put("pending", room.pendingCount(t.getString("threadId"))));
         }
       }
-      send(new JsonObject().put("type", "welcome").put("version", room.version()).put("agents", agents)
-          .put("defaultAgent", room.settings().defaultAgent()).put("threads", threads));
+      JsonObject welcome = new JsonObject().put("type", "welcome").put("version", room.version()).put("agents", agents)
+          .put("defaultAgent", room.settings().defaultAgent()).put("threads", threads);
+      if (room.settings().cluster() != null) {
+        welcome.put("nodes", new JsonArray(room.agentNodes())); // where a new thread may run
+      }
+      send(welcome);
     });
   }
 
@@ -164,9 +168,13 @@ final class ChatSocket {
     if (f.getValue("agent") != null) {
       body.put("agent", text(f, "agent"));
     }
-    room.<JsonObject>ask(Addresses.THREAD_CREATE, body)
-        .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.body().getString("threadId"))
-            .put("agent", reply.body().getString("agent")).put("clientRef", ref)))
+    if (f.getValue("node") != null) {
+      body.put("node", text(f, "node")); // cluster mode: the agent node to run it on
+    }
+    room.ask(Addresses.THREAD_CREATE, body)
+        .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.getString("threadId"))
+            .put("agent", reply.getString("agent")).put("clientRef", ref)
+            .mergeIn(WebRoom.nodeOf(reply))))
         .onFailure(err -> fail(err, null, ref));
   }
 
@@ -177,7 +185,7 @@ final class ChatSocket {
       throw new BadFrame("\"afterSeq\" must be a number, 0 or more");
     }
     long afterSeq = after == null ? 0 : ((Number) after).longValue();
-    room.<JsonObject>ask(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
+    room.ask(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
             .put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, null))
         .onSuccess(thread -> {
@@ -187,12 +195,12 @@ final class ChatSocket {
           held.put(threadId, new ArrayList<>());
           room.attach(threadId, this);
           lastSeq.put(threadId, afterSeq);
-          replay(threadId, afterSeq, thread.body().getLong("lastSeq"))
+          replay(threadId, afterSeq, thread.getLong("lastSeq"))
               .compose(v -> afterSeq == 0 ? answeredCards(threadId) : Future.succeededFuture())
-              .compose(v -> room.<JsonObject>ask(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
+              .compose(v -> room.ask(Addresses.PERMISSION_PENDING, new JsonObject().put("threadId", threadId)))
               .compose(pending -> {
-                pending.body().getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
-                return room.<JsonObject>ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
+                pending.getJsonArray("requests").forEach(c -> send(cardFrame((JsonObject) c)));
+                return room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
               })
               .onComplete(done -> {
                 List<JsonObject> waiting = held.remove(threadId);
@@ -201,7 +209,7 @@ final class ChatSocket {
                 }
                 if (done.succeeded()) {
                   send(new JsonObject().put("type", "turn").put("threadId", threadId)
-                      .put("busy", done.result().body().getBoolean("busy")).put("attached", true));
+                      .put("busy", done.result().getBoolean("busy")).put("attached", true));
                 } else {
                   fail(done.cause(), null, null);
                 }
@@ -217,10 +225,10 @@ final class ChatSocket {
    * followed by how it ended: history shows what was asked and who answered, not only what waits.
    */
   private Future<Void> answeredCards(String threadId) {
-    return room.<JsonObject>ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("threadId", threadId)
+    return room.ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("threadId", threadId)
             .put("state", "all").put("limit", HISTORY_CARDS))
         .map(reply -> {
-          List<Object> rows = new ArrayList<>(reply.body().getJsonArray("requests").getList());
+          List<Object> rows = new ArrayList<>(reply.getJsonArray("requests").getList());
           java.util.Collections.reverse(rows); // the ledger lists the newest first
           for (Object o : rows) {
             JsonObject row = o instanceof JsonObject j ? j : new JsonObject((java.util.Map<String, Object>) o);
@@ -248,11 +256,11 @@ final class ChatSocket {
     if (afterSeq >= untilSeq || closed) {
       return Future.succeededFuture();
     }
-    return room.<JsonObject>ask(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
+    return room.ask(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId)
             .put("afterSeq", afterSeq).put("limit", REPLAY_LIMIT))
         .compose(history -> {
           long last = afterSeq;
-          for (Object o : history.body().getJsonArray("events")) {
+          for (Object o : history.getJsonArray("events")) {
             JsonObject e = (JsonObject) o;
             last = e.getLong("seq");
             sendEvent(threadId, last, e.getLong("at"), e.getJsonObject("event"));
@@ -270,7 +278,7 @@ final class ChatSocket {
     }
     Object ref = clientRef(f);
     // The thread room checks the images (kinds, sizes, bytes) and names what is wrong.
-    room.<JsonObject>ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+    room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", body).put("images", images).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, null, ref));
   }
@@ -304,14 +312,14 @@ final class ChatSocket {
 
   /** A command for the thread room; only a refusal comes back to the page (the outcome reaches it as events). */
   private void toThread(String address, JsonObject body) {
-    room.<JsonObject>ask(address, body).onFailure(err -> fail(err, null, null));
+    room.ask(address, body).onFailure(err -> fail(err, null, null));
   }
 
 
   private void answer(JsonObject f) throws BadFrame {
     String requestId = text(f, "requestId");
     String optionId = text(f, "optionId");
-    room.<JsonObject>ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+    room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
             .put("optionId", optionId).put("surface", WebRoom.SURFACE))
         .onFailure(err -> fail(err, requestId, null));
   }
@@ -386,7 +394,7 @@ final class ChatSocket {
     return new JsonObject().put("type", "permission_request").put("threadId", card.getString("threadId"))
         .put("requestId", card.getString("requestId")).put("toolCall", card.getJsonObject("toolCall"))
         .put("options", card.getJsonArray("options"))
-        .put("createdAt", Instant.ofEpochMilli(card.getLong("createdAt")).toString());
+        .put("createdAt", Instant.ofEpochMilli(card.getLong("createdAt")).toString()).mergeIn(WebRoom.nodeOf(card));
   }
 
   private void fail(Throwable err, Object requestId, Object clientRef) {

@@ -2,6 +2,7 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
+import io.switchboard.cluster.AgentNodes;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
@@ -107,6 +108,9 @@ public final class WebRoom extends VerticleBase {
   /** The names this server answers to (Host header): anything else is refused, against DNS rebinding. */
   private Set<String> allowedHosts;
 
+  /** How this room reaches the agent side (the agent nodes, in a cluster). */
+  private AgentNodes nodes;
+
   public WebRoom(Settings settings, Limits limits, String version, long outboxStuckMs, long requestReadMs) {
     this.requestReadMs = requestReadMs;
     this.settings = settings;
@@ -118,6 +122,7 @@ public final class WebRoom extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    nodes = new AgentNodes(vertx, settings.cluster() != null);
     Router router = Router.router(vertx);
     router.route().handler(this::awaitNextRequest);
     router.route().handler(this::securityHeaders);
@@ -156,6 +161,7 @@ public final class WebRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
       JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
           .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"))
+          .mergeIn(nodeOf(m.body()))
           .put("archived", m.body().getBoolean("archived", false));
       if (m.body().getBoolean("deleted", false)) {
         frame.put("deleted", true);
@@ -164,9 +170,9 @@ public final class WebRoom extends VerticleBase {
       new ArrayList<>(open).forEach(s -> s.notice(text));
     });
     // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
-    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> memberChanged(m.body()));
-    bus.<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject()).onSuccess(reply -> {
-      for (Object o : reply.body().getJsonArray("requests")) {
+    Future<Void> nodesKnown = nodes.start(this::memberChanged);
+    nodesKnown.compose(v -> nodes.ask(Addresses.PERMISSION_PENDING, new JsonObject())).onSuccess(reply -> {
+      for (Object o : reply.getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
         pending.computeIfAbsent(card.getString("threadId"), id -> new HashSet<>()).add(card.getString("requestId"));
       }
@@ -185,8 +191,9 @@ public final class WebRoom extends VerticleBase {
     server = vertx.createHttpServer(options).connectionHandler(this::awaitRequest);
     return vertx.executeBlocking(() -> HostCheck.allowed(settings.http()), false)
         .onSuccess(names -> allowedHosts = names)
-        .compose(names -> vertx.eventBus().<JsonObject>request(Addresses.STORE_WEB_SESSION_LIST, new JsonObject()))
-        .onSuccess(reply -> restoreSessions(reply.body().getJsonArray("sessions")))
+        .compose(names -> nodesKnown)
+        .compose(v -> nodes.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject()))
+        .onSuccess(reply -> restoreSessions(reply.getJsonArray("sessions")))
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
         .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
@@ -468,9 +475,8 @@ public final class WebRoom extends VerticleBase {
       json(ctx, 400, new JsonObject().put("error", "state must be pending or all, limit 1..10000"));
       return;
     }
-    vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST,
-            new JsonObject().put("state", state).put("limit", limit))
-        .onSuccess(reply -> json(ctx, 200, reply.body()))
+    nodes.ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", state).put("limit", limit))
+        .onSuccess(reply -> json(ctx, 200, reply))
         .onFailure(err -> json(ctx, 500, new JsonObject().put("error", err.getMessage())));
   }
 
@@ -480,14 +486,17 @@ public final class WebRoom extends VerticleBase {
       json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
       return;
     }
-    vertx.eventBus().<JsonObject>request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
-        .onSuccess(reply -> {
-          JsonObject s = reply.body();
-          json(ctx, 200, new JsonObject().put("processes", s.getLong("processes"))
+    nodes.ask(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick())
+        .onSuccess(s -> {
+          JsonObject body = new JsonObject().put("processes", s.getLong("processes"))
               .put("maxProcesses", s.getInteger("maxProcesses")).put("rssBytes", s.getLong("rssBytes"))
               .put("queuedPrompts", s.getInteger("queuedPrompts")).put("idleStops", s.getLong("idleStops"))
               .put("evictions", s.getLong("evictions")).put("idleStopSeconds", s.getLong("idleStopSeconds"))
-              .put("running", s.getJsonArray("running")).put("sandbox", s.getString("sandbox")));
+              .put("running", s.getJsonArray("running")).put("sandbox", s.getString("sandbox"));
+          if (s.getJsonObject("nodes") != null) {
+            body.put("nodes", s.getJsonObject("nodes")); // cluster mode: each agent node's own figures
+          }
+          json(ctx, 200, body);
         })
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the agent room did not answer: "
             + err.getMessage())));
@@ -517,13 +526,13 @@ public final class WebRoom extends VerticleBase {
     // success counts for a few seconds.
     long asked = System.currentTimeMillis();
     Future<Object> store = asked - storeHealthyAt < STORE_HEALTH_TTL_MS ? Future.succeededFuture("ok")
-        : bus.request(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).map(m -> {
+        : nodes.ask(Addresses.STORE_HEALTH, new JsonObject(), Bus.quick()).map(m -> {
           storeHealthyAt = Math.max(storeHealthyAt, asked);
           return "ok";
         });
-    Future<Object> permission = bus.request(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
-    Future<Object> threads = bus.request(Addresses.THREAD_LIST, new JsonObject(), Bus.quick()).map(m -> "ok");
-    Future<Object> agents = bus.request(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
+    Future<Object> permission = nodes.ask(Addresses.PERMISSION_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
+    Future<Object> threads = nodes.ask(Addresses.THREAD_LIST, new JsonObject(), Bus.quick()).map(m -> "ok");
+    Future<Object> agents = nodes.ask(Addresses.AGENT_STATUS, new JsonObject(), Bus.quick()).map(m -> "ok");
     Future<Object> plugins = bus.<JsonObject>request(Addresses.PLUGIN_STATUS, new JsonObject(), Bus.quick())
         .compose(m -> {
           List<String> givenUp = m.body().getJsonArray("plugins").stream().map(p -> (JsonObject) p)
@@ -532,9 +541,9 @@ public final class WebRoom extends VerticleBase {
               : Future.failedFuture("given up after failing too often: " + String.join(", ", givenUp));
         });
     long now = System.currentTimeMillis();
-    Future<Object> outbox = bus.<JsonObject>request(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
+    Future<Object> outbox = nodes.ask(Addresses.STORE_OUTBOX_STATS, new JsonObject(), Bus.quick())
         .compose(m -> {
-          List<String> stuck = m.body().getJsonArray("plugins").stream().map(p -> (JsonObject) p)
+          List<String> stuck = m.getJsonArray("plugins").stream().map(p -> (JsonObject) p)
               .filter(p -> now - p.getLong("oldestCreatedAt") > outboxStuckMs)
               .map(p -> p.getString("pluginId") + " (" + (now - p.getLong("oldestCreatedAt")) / 1000 + " s)").toList();
           return stuck.isEmpty() ? Future.succeededFuture("ok")
@@ -571,46 +580,46 @@ public final class WebRoom extends VerticleBase {
   }
 
   /**
-   * Cluster mode: a member left or joined. Pages hear at once that one left; when it is the agent
-   * node, the cards they show cannot be answered (their ledger is there) and are marked stale, and
-   * when an agent node is back, the ones its ledger still has pending are answerable again (the
-   * others end with the facts a restarted node announces).
+   * Cluster mode: a member left or joined. Pages hear at once that one left; when it is an agent
+   * node, the cards of its requests cannot be answered (its ledger is there) and are marked stale,
+   * and when it is back, the ones its ledger still has pending are answerable again (the others end
+   * with the facts a restarted node announces).
    */
   private void memberChanged(JsonObject member) {
-    String who = member.getString("role", "a") + " node " + member.getString("node", member.getString("address"));
+    String node = member.getString("node", member.getString("address"));
+    String who = member.getString("role", "a") + " node " + node;
     boolean agentNode = "agent".equals(member.getString("role"));
     if ("left".equals(member.getString("event"))) {
       String reason = who + " left the cluster: what it runs does not answer until it is back";
-      if (agentNode) {
-        agentNodeGone = reason;
-        failAsking(reason);
-      }
       toAllPages(new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName)
           .put("message", reason));
       JsonArray ids = new JsonArray();
-      pending.values().forEach(set -> set.forEach(ids::add));
+      pending.values().forEach(set -> set.stream().filter(id -> node.equals(nodes.ownerOfRequest(id))).forEach(ids::add));
       if (agentNode && !ids.isEmpty()) {
         toAllPages(new JsonObject().put("type", "permission_stale").put("stale", true).put("requestIds", ids)
-            .put("reason", reason));
+            .put("reason", reason).put("node", node));
       }
     } else if (agentNode) {
-      agentNodeGone = null;
-      answerableAgain(who, 60);
+      answerableAgain(node, who, 60);
     }
   }
 
-  /** Asks the agent node for its pending requests (its rooms start after it joins) and lifts their stale mark. */
-  private void answerableAgain(String who, int triesLeft) {
-    vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_PENDING, new JsonObject(), Bus.quick())
+  /** Asks an agent node that joined for its pending requests (its rooms start after it joins) and lifts their stale mark. */
+  private void answerableAgain(String node, String who, int triesLeft) {
+    if (!nodes.isLive(node)) {
+      return; // gone again: its next return asks anew
+    }
+    nodes.askNode(node, Addresses.PERMISSION_PENDING, new JsonObject(), Bus.quick())
         .onSuccess(reply -> {
           JsonArray ids = new JsonArray();
-          reply.body().getJsonArray("requests").forEach(o -> ids.add(((JsonObject) o).getString("requestId")));
+          reply.getJsonArray("requests").forEach(o -> ids.add(((JsonObject) o).getString("requestId")));
           log.info("{} is back: {} pending permission requests answerable again", who, ids.size());
-          toAllPages(new JsonObject().put("type", "permission_stale").put("stale", false).put("requestIds", ids));
+          toAllPages(new JsonObject().put("type", "permission_stale").put("stale", false).put("requestIds", ids)
+              .put("node", node));
         })
         .onFailure(err -> {
           if (triesLeft > 1) {
-            vertx.setTimer(1_000, t -> answerableAgain(who, triesLeft - 1));
+            vertx.setTimer(1_000, t -> answerableAgain(node, who, triesLeft - 1));
           } else {
             log.warn("{} joined but its permission room did not answer within a minute", who);
           }
@@ -618,43 +627,28 @@ public final class WebRoom extends VerticleBase {
   }
 
   /**
-   * What the pages ask the rooms, in a cluster all on the agent node: when it leaves, what is still
-   * waiting for an answer fails at once as unavailable, not at Vert.x's 30 s send timeout (a
-   * request sent just before the cluster dropped the node's addresses went to the dead node).
+   * What the pages ask the rooms: in a cluster, of the agent node that owns the thread or request
+   * (see {@link AgentNodes}); what waits on a node that leaves fails at once as unavailable.
    */
-  private final Set<Promise<?>> asking = new HashSet<>();
-  /** Why the agent node does not answer, from its departure until a member with that role joins; else null. */
-  private String agentNodeGone;
+  Future<JsonObject> ask(String address, JsonObject body) {
+    return nodes.ask(address, body);
+  }
 
-  <T> Future<Message<T>> ask(String address, Object body) {
-    if (settings.cluster() == null) {
-      return vertx.eventBus().request(address, body);
-    }
-    if (agentNodeGone != null) {
-      return Future.failedFuture(unavailable(agentNodeGone)); // until Vert.x drops its addresses, it would wait 30 s
-    }
-    Promise<Message<T>> answer = Promise.promise();
-    asking.add(answer);
-    vertx.eventBus().<T>request(address, body).onComplete(done -> {
-      asking.remove(answer);
-      if (done.succeeded()) {
-        answer.tryComplete(done.result());
-      } else {
-        answer.tryFail(done.cause());
+  /** {@code {node, incarnation}} of a thread or card in a cluster (where it runs), else nothing. */
+  static JsonObject nodeOf(JsonObject thread) {
+    JsonObject out = new JsonObject();
+    if (thread.getString("node") != null) {
+      out.put("node", thread.getString("node"));
+      if (thread.getString("incarnation") != null) {
+        out.put("incarnation", thread.getString("incarnation"));
       }
-    });
-    return answer.future();
+    }
+    return out;
   }
 
-  private void failAsking(String reason) {
-    List<Promise<?>> waiting = new ArrayList<>(asking);
-    asking.clear();
-    waiting.forEach(p -> p.tryFail(unavailable(reason)));
-  }
-
-  private static io.vertx.core.eventbus.ReplyException unavailable(String reason) {
-    return new io.vertx.core.eventbus.ReplyException(io.vertx.core.eventbus.ReplyFailure.RECIPIENT_FAILURE,
-        ErrorCode.UNAVAILABLE.failureCode, reason);
+  /** The agent nodes that are members now, by name (cluster mode). */
+  java.util.List<String> agentNodes() {
+    return nodes.liveNodes();
   }
 
   private void toAllPages(JsonObject frame) {

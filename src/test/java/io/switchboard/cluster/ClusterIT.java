@@ -19,11 +19,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Cluster mode with real JVMs on loopback: an edge node (web) and an agent node (the demo agent,
- * its ledger), each the jar with the cluster libraries. A browser on the edge drives the agent on
- * the other node and answers its question; the agent node's ledger ends the request once. Then the
- * agent node is killed (SIGKILL): the edge's page is told, in bounded time, instead of waiting;
- * started again on the same data, the same thread goes on.
+ * Cluster mode with real JVMs on loopback: an edge node (web) and two agent nodes (the demo agent,
+ * each its own ledger), each the jar with the cluster libraries. A page on the edge drives a thread
+ * on each agent node and answers their questions; each node's ledger ends its requests once. One
+ * agent node is killed (SIGKILL): the page is told, in bounded time, that node's cards go stale and
+ * its thread refuses at once, while the other node's thread goes on; started again on the same
+ * data, its thread goes on too. Then the edge is killed and restarted: a new page answers what
+ * waits on either node.
  */
 class ClusterIT {
   @TempDir
@@ -48,11 +50,17 @@ class ClusterIT {
   }
 
   private Path config(String node, String role, int port, int busPort, List<String> members) throws Exception {
-    JsonObject config = new JsonObject().put("dataDir", dir.resolve(node).resolve("data").toString())
+    return config(node, node, role, port, busPort, members);
+  }
+
+  /** {@code home}: the folder of the node's data and config (two nodes may be given one name). */
+  private Path config(String home, String node, String role, int port, int busPort, List<String> members)
+      throws Exception {
+    JsonObject config = new JsonObject().put("dataDir", dir.resolve(home).resolve("data").toString())
         .put("http", new JsonObject().put("port", 0))
         .put("cluster", new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1")
             .put("port", port).put("busPort", busPort).put("members", new JsonArray(members)));
-    Path file = dir.resolve(node + ".json");
+    Path file = dir.resolve(home + ".json");
     Files.writeString(file, config.encodePrettily());
     return file;
   }
@@ -64,104 +72,166 @@ class ClusterIT {
   }
 
   @Test
-  void anEdgeAndAnAgentNodeServeOneChatAndTheEdgeIsToldWhenTheAgentNodeDies() throws Exception {
-    int[] ports = {freePort(), freePort()};
+  void anEdgeDrivesTwoAgentNodesAndOneNodesDeathLeavesTheOtherAtWork() throws Exception {
+    int[] ports = {freePort(), freePort(), freePort()};
     Path edgeConfig = config("edge", "edge", ports[0], freePort(), members(ports));
-    Path agentConfig = config("build", "agent", ports[1], freePort(), members(ports));
+    Path aConfig = config("build-a", "agent", ports[1], freePort(), members(ports));
+    Path bConfig = config("build-b", "agent", ports[2], freePort(), members(ports));
 
-    JarGateway agentNode = start("build", agentConfig);
+    start("build-a", aConfig);
+    JarGateway b = start("build-b", bConfig);
     JarGateway edge = start("edge", edgeConfig);
     assertTrue(edge.port() > 0, "the edge serves the web");
 
     ChatClient web = ChatClient.open(vertx, edge.port(), edge.token());
-    web.next("welcome");
-    String thread = web.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("clientRef", "c1"))
-        .next(f -> "thread".equals(f.getString("type")) && "c1".equals(f.getString("clientRef")), "the new thread")
-        .getString("threadId");
-    web.send(new JsonObject().put("type", "attach").put("threadId", thread));
-    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "edit something"));
-    JsonObject card = web.next("permission_request");
-    web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
-        .put("optionId", card.getJsonArray("options").getJsonObject(0).getString("optionId")));
-    JsonObject resolved = web.next(f -> "permission_resolved".equals(f.getString("type"))
-        && card.getString("requestId").equals(f.getString("requestId")), "the answer's end state");
-    assertEquals("selected", resolved.getJsonObject("outcome").getString("outcome"));
-    web.next(f -> "event".equals(f.getString("type"))
-        && "turn_ended".equals(f.getJsonObject("event").getString("kind")), "the turn's end");
+    JsonObject welcome = web.next("welcome");
+    assertEquals(new JsonArray().add("build-a").add("build-b"), welcome.getJsonArray("nodes"), welcome.encode());
+    // A thread goes where the page says; without a node, to the first agent node that runs its agent.
+    String onA = newThread(web, "build-a", "a");
+    String onB = newThread(web, "build-b", "b");
+    String unplaced = newThread(web, null, "c");
+    JsonObject bad = web.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("node", "nowhere")
+        .put("clientRef", "bad")).next(f -> "bad".equals(f.getString("clientRef")), "the refusal");
+    assertEquals("error", bad.getString("type"), bad.encode());
+    assertTrue(bad.getString("message").contains("no agent node named nowhere in the cluster (agent nodes: build-a, "
+        + "build-b)"), bad.encode());
 
-    // The agent node's ledger has the request, ended once, by the web surface on the edge.
-    JsonArray ledger = ledger(dir.resolve("build").resolve("data"));
-    assertEquals(1, ledger.size(), ledger.encodePrettily());
-    assertEquals("web", ledger.getJsonObject(0).getJsonObject("outcome").getJsonObject("answeredBy")
-        .getString("surface"));
+    // Each node's agent asks; each card names its node and is answered from the one page.
+    JsonObject cardA = ask(web, onA, "edit on a", null);
+    JsonObject cardB = ask(web, onB, "edit on b", null);
+    assertEquals("build-a", cardA.getString("node"), cardA.encode());
+    assertEquals("build-b", cardB.getString("node"), cardB.encode());
+    assertTrue(cardA.getString("incarnation", "").length() > 0, cardA.encode());
+    for (JsonObject card : List.of(cardA, cardB)) {
+      web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", card.getJsonArray("options").getJsonObject(0).getString("optionId")));
+      JsonObject resolved = web.next(f -> "permission_resolved".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "the answer's end state");
+      assertEquals("selected", resolved.getJsonObject("outcome").getString("outcome"));
+    }
+    // Each ledger has its own node's request, ended once by the web surface on the edge.
+    for (String node : List.of("build-a", "build-b")) {
+      JsonArray ledger = ledger(dir.resolve(node).resolve("data"));
+      assertEquals(1, ledger.size(), node + ": " + ledger.encodePrettily());
+      assertEquals("web", ledger.getJsonObject(0).getJsonObject("outcome").getJsonObject("answeredBy")
+          .getString("surface"));
+    }
+    assertTrue(unplaced.startsWith("t_"), unplaced);
     web.drain();
 
-    // A second question, left waiting when the agent node dies.
-    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "edit again"));
-    JsonObject waiting = web.next(f -> "permission_request".equals(f.getString("type"))
-        && !card.getString("requestId").equals(f.getString("requestId")), "the second card");
-
-    // SIGKILL the agent node: the page is told it left (the cluster notices within its member
-    // timeout), the waiting card is marked stale, and a prompt then is refused at once as
-    // unavailable, not left waiting.
-    agentNode.process().destroyForcibly();
-    assertTrue(agentNode.process().waitFor(20, TimeUnit.SECONDS));
+    // A question waits on each node when build-b dies.
+    JsonObject waitingA = ask(web, onA, "edit again on a", cardA.getString("requestId"));
+    JsonObject waitingB = ask(web, onB, "edit again on b", cardB.getString("requestId"));
+    b.process().destroyForcibly();
+    assertTrue(b.process().waitFor(20, TimeUnit.SECONDS));
     long t0 = System.nanoTime();
     JsonObject left = web.next(f -> "error".equals(f.getString("type")) && f.getString("message", "")
-        .contains("left the cluster"), "the notice that the agent node left", 60);
+        .contains("left the cluster"), "the notice that build-b left", 60);
     assertEquals("unavailable", left.getString("code"));
-    assertTrue(left.getString("message").startsWith("agent node build left the cluster"), left.encode());
-    System.out.printf("cluster: the page heard the agent node left %d ms after its SIGKILL%n",
+    assertTrue(left.getString("message").startsWith("agent node build-b left the cluster"), left.encode());
+    System.out.printf("cluster: the page heard build-b left %d ms after its SIGKILL%n",
         (System.nanoTime() - t0) / 1_000_000);
+    // Only build-b's card is stale; build-a's is answered and its thread goes on.
     JsonObject stale = web.next(f -> "permission_stale".equals(f.getString("type")), "the stale mark", 10);
     assertTrue(stale.getBoolean("stale"));
-    assertEquals(new JsonArray().add(waiting.getString("requestId")), stale.getJsonArray("requestIds"));
+    assertEquals(new JsonArray().add(waitingB.getString("requestId")), stale.getJsonArray("requestIds"));
+    web.send(new JsonObject().put("type", "permission_answer").put("requestId", waitingA.getString("requestId"))
+        .put("optionId", waitingA.getJsonArray("options").getJsonObject(0).getString("optionId")));
+    web.next(f -> "permission_resolved".equals(f.getString("type"))
+        && waitingA.getString("requestId").equals(f.getString("requestId")), "build-a's answer while build-b is gone");
+    // A prompt to build-b's thread is refused at once by the edge, naming the node.
     long t1 = System.nanoTime();
-    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "hello").put("clientRef", "p2"));
+    web.send(new JsonObject().put("type", "prompt").put("threadId", onB).put("text", "hello").put("clientRef", "p2"));
     JsonObject refused = web.next(f -> "error".equals(f.getString("type")) && "p2".equals(f.getString("clientRef")),
         "an error for the prompt", 60);
     assertEquals("unavailable", refused.getString("code"), refused.encode());
-    // Refused by the edge, which knows the node left: not a 30 s wait on a dead node's connection.
-    assertTrue(refused.getString("message").startsWith("agent node build left the cluster"), refused.encode());
-    System.out.printf("cluster: a prompt while the agent node was gone was refused in %d ms: %s%n",
-        (System.nanoTime() - t1) / 1_000_000, refused.encode());
+    assertTrue(refused.getString("message").startsWith("agent node build-b left the cluster"), refused.encode());
+    System.out.printf("cluster: a prompt to the dead node's thread was refused in %d ms%n",
+        (System.nanoTime() - t1) / 1_000_000);
 
-    // Started again on the same data: the request that died with it ends (voided by the restart, in
-    // its ledger first) and the page hears it; the thread goes on from the edge's page.
-    start("build", agentConfig);
+    // build-b again on the same data: its waiting request ends (voided by the restart, in its ledger
+    // first), the page hears it, and the thread goes on.
+    start("build-b", bConfig);
     JsonObject voided = web.next(f -> "permission_resolved".equals(f.getString("type"))
-        && waiting.getString("requestId").equals(f.getString("requestId")), "the waiting request's end", 60);
+        && waitingB.getString("requestId").equals(f.getString("requestId")), "the waiting request's end", 60);
     assertEquals("voided-by-restart", voided.getJsonObject("outcome").getString("reason"), voided.encode());
+    promptUntilHeard(web, onB, "hello again");
+
+    // The edge dies and comes back: a new page sees what waits on either node and answers it.
+    JsonObject pendingB = ask(web, onB, "edit after the restart", waitingB.getString("requestId"));
+    JsonObject pendingA = ask(web, onA, "edit a third time", waitingA.getString("requestId"));
+    edge.process().destroyForcibly();
+    assertTrue(edge.process().waitFor(20, TimeUnit.SECONDS));
+    JarGateway edge2 = start("edge", edgeConfig);
+    ChatClient page = ChatClient.open(vertx, edge2.port(), edge2.token());
+    page.next("welcome");
+    for (JsonObject card : List.of(pendingA, pendingB)) {
+      String thread = card == pendingA ? onA : onB;
+      page.send(new JsonObject().put("type", "attach").put("threadId", thread).put("afterSeq", 1_000_000));
+      page.next(f -> "permission_request".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "the card still waiting on " + thread, 30);
+      page.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", card.getJsonArray("options").getJsonObject(1).getString("optionId")));
+      page.next(f -> "permission_resolved".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "its end after the edge's restart", 30);
+    }
+
+    // Each node's ledger: every request ended, once.
+    for (String node : List.of("build-a", "build-b")) {
+      JsonArray after = ledger(dir.resolve(node).resolve("data"));
+      assertEquals(3, after.size(), node + ": " + after.encodePrettily());
+      assertTrue(after.stream().allMatch(r -> ((JsonObject) r).getJsonObject("outcome") != null),
+          after.encodePrettily());
+    }
+  }
+
+  private static String newThread(ChatClient web, String node, String ref) {
+    JsonObject create = new JsonObject().put("type", "new_thread").put("agent", "demo").put("clientRef", ref);
+    if (node != null) {
+      create.put("node", node);
+    }
+    JsonObject thread = web.send(create).next(f -> "thread".equals(f.getString("type"))
+        && ref.equals(f.getString("clientRef")), "the new thread");
+    assertEquals(node == null ? "build-a" : node, thread.getString("node"), thread.encode());
+    String id = thread.getString("threadId");
+    web.send(new JsonObject().put("type", "attach").put("threadId", id));
+    return id;
+  }
+
+  /** Prompts the demo agent to edit: returns its card (a new one, not {@code notThis}). */
+  private static JsonObject ask(ChatClient web, String thread, String text, String notThis) {
+    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", text));
+    return web.next(f -> "permission_request".equals(f.getString("type")) && thread.equals(f.getString("threadId"))
+        && !f.getString("requestId").equals(notThis), "the card of " + thread);
+  }
+
+  /** A node that just came back may refuse a moment longer: prompt until the agent hears it. */
+  private static void promptUntilHeard(ChatClient web, String thread, String text) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (true) {
-      web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "hello again"));
+      web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", text));
       try {
         web.next(f -> "event".equals(f.getString("type"))
             && "user_message".equals(f.getJsonObject("event").getString("kind"))
-            && "hello again".equals(f.getJsonObject("event").getString("text")), "the prompt through the restarted "
-            + "agent node", 3);
-        break;
+            && text.equals(f.getJsonObject("event").getString("text")), "the prompt through the restarted node", 3);
+        return;
       } catch (AssertionError notYet) {
         if (System.nanoTime() > deadline) {
           throw notYet;
         }
       }
     }
-    // Each request ended once in the agent node's ledger: the answered one and the voided one.
-    JsonArray after = ledger(dir.resolve("build").resolve("data"));
-    assertEquals(2, after.size(), after.encodePrettily());
-    assertTrue(after.stream().allMatch(r -> ((JsonObject) r).getJsonObject("outcome") != null), after.encodePrettily());
   }
 
   @Test
-  void aSecondAgentNodeIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
+  void aSecondNodeOfOneNameIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
     int[] ports = {freePort(), freePort()};
     start("build", config("build", "agent", ports[0], freePort(), members(ports)));
-    Path other = config("build-2", "agent", ports[1], freePort(), members(ports));
-    // Two stores would each answer half of the requests: the second agent node stops instead.
+    Path other = config("build-2", "build", "agent", ports[1], freePort(), members(ports));
+    // Its commands' addresses are named after it: the second node of that name stops instead.
     String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
         + "/*", "io.switchboard.Main", "--config", other.toString());
-    assertTrue(out.contains("another agent node already runs in this cluster (agent node build"), out);
+    assertTrue(out.contains("a member named build already runs in this cluster (agent node build"), out);
 
     // The jar alone (as `java -jar`) has no cluster manager: it says so and what to run instead.
     String said = exitsWithError("-jar", JarGateway.JAR.toString(), "--config", other.toString());

@@ -1,0 +1,471 @@
+package io.switchboard.cluster;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BinaryOperator;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a surface room (web, plugins, metrics) asks the agent side. Not clustered: the plain
+ * addresses, as ever. In a cluster there may be several agent nodes, each with its own store,
+ * ledger, threads and agents, serving its commands at its own addresses ({@link Addresses#onNode}):
+ * a command about a thread or a permission request goes to the node that owns it (learned from the
+ * {@code node} the facts, cards and thread lists carry, else looked up), a new thread to the node
+ * the caller names or the first that runs its agent, and a question about all of them (thread
+ * lists, pending cards, status) to every agent node, the answers merged. The edge's own data
+ * (browser sessions, the plugins' chats and their outputs) is its own store's.
+ *
+ * <p>No cross-node request waits without a bound: each has the send timeout, and those waiting on a
+ * node fail at once as {@code unavailable} when the node leaves (Vert.x would only fail them at
+ * their timeout, docs/reliability.md). One instance per room, used on its event loop.
+ */
+public final class AgentNodes {
+  private static final Logger log = LoggerFactory.getLogger(AgentNodes.class);
+
+  /** Addresses an edge's own store serves. */
+  private static final Set<String> EDGE_LOCAL = Set.of(Addresses.STORE_WEB_SESSION_SAVE,
+      Addresses.STORE_WEB_SESSION_FORGET, Addresses.STORE_WEB_SESSION_LIST, Addresses.STORE_INBOUND_SEEN,
+      Addresses.STORE_INBOUND_MARK, Addresses.STORE_CHAT_SCOPE_SAVE, Addresses.STORE_CHAT_SCOPE_LIST,
+      Addresses.STORE_OUTBOX_ENQUEUE, Addresses.PLUGIN_STATUS, Addresses.METRICS_SCRAPE);
+
+  private final Vertx vertx;
+  private final boolean clustered;
+  /** The agent nodes that are members now: name -> incarnation (name order: the placement order). */
+  private final Map<String, String> live = new TreeMap<>();
+  /** Agent nodes that left: name -> why, until a node of that name joins again. */
+  private final Map<String, String> gone = new HashMap<>();
+  private final Map<String, String> threadNode = new HashMap<>();
+  /** Pending requests' owners (an entry goes when the request's end is heard). */
+  private final Map<String, String> requestNode = new HashMap<>();
+  /** Outputs read from an agent node's outbox and not acknowledged yet: outputId -> node. */
+  private final Map<String, String> outputNode = new HashMap<>();
+  /** What waits for an answer from each node, failed at once when the node leaves. */
+  private final Map<String, Set<Promise<?>>> asking = new HashMap<>();
+
+  public AgentNodes(Vertx vertx, boolean clustered) {
+    this.vertx = vertx;
+    this.clustered = clustered;
+  }
+
+  public boolean clustered() {
+    return clustered;
+  }
+
+  /** The agent nodes that are members now, by name. */
+  public List<String> liveNodes() {
+    return List.copyOf(live.keySet());
+  }
+
+  /**
+   * Cluster mode: starts hearing the members and the facts that name owners; {@code onMember} hears
+   * each member fact after this router took it in. Completes once the members now are known.
+   */
+  public Future<Void> start(Consumer<JsonObject> onMember) {
+    if (!clustered) {
+      return Future.succeededFuture();
+    }
+    var bus = vertx.eventBus();
+    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> {
+      member(m.body());
+      onMember.accept(m.body());
+    });
+    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> owns(threadNode, m.body().getString("threadId"), m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
+      owns(requestNode, m.body().getString("requestId"), m.body());
+      owns(threadNode, m.body().getString("threadId"), m.body());
+    });
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> requestNode.remove(m.body().getString("requestId")));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> requestNode.remove(m.body().getString("requestId")));
+    return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).map(reply -> {
+      for (Object o : reply.body().getJsonArray("members")) {
+        JsonObject m = (JsonObject) o;
+        if ("agent".equals(m.getString("role")) && !gone.containsKey(m.getString("node"))) {
+          live.putIfAbsent(m.getString("node"), m.getString("incarnation"));
+        }
+      }
+      log.info("agent nodes in the cluster: {}", live.isEmpty() ? "none yet" : String.join(", ", live.keySet()));
+      return null;
+    });
+  }
+
+  private static void owns(Map<String, String> owners, String id, JsonObject fact) {
+    if (id != null && fact.getString("node") != null) {
+      owners.put(id, fact.getString("node"));
+    }
+  }
+
+  private void member(JsonObject fact) {
+    if (!"agent".equals(fact.getString("role"))) {
+      return;
+    }
+    String node = fact.getString("node");
+    if ("left".equals(fact.getString("event"))) {
+      String reason = "agent node " + node + " left the cluster: what it runs does not answer until it is back";
+      live.remove(node);
+      gone.put(node, reason);
+      Set<Promise<?>> waiting = asking.remove(node);
+      if (waiting != null) {
+        new ArrayList<>(waiting).forEach(p -> p.tryFail(unavailable(reason)));
+      }
+    } else {
+      live.put(node, fact.getString("incarnation"));
+      gone.remove(node);
+    }
+  }
+
+  /** Whether the node is a member now (false for one that left and is not back). */
+  public boolean isLive(String node) {
+    return live.containsKey(node);
+  }
+
+  /** The node that owns a thread, when known. */
+  public String ownerOfThread(String threadId) {
+    return threadNode.get(threadId);
+  }
+
+  /** The node that owns a pending request, when known. */
+  public String ownerOfRequest(String requestId) {
+    return requestNode.get(requestId);
+  }
+
+  /** Asks one agent node's rooms (cluster mode). */
+  public Future<JsonObject> askNode(String node, String address, JsonObject body, DeliveryOptions options) {
+    return send(node, address, body, options);
+  }
+
+  public Future<JsonObject> ask(String address, JsonObject body) {
+    return ask(address, body, new DeliveryOptions());
+  }
+
+  /** Asks the room that answers {@code address} for this body: see the class comment for which. */
+  public Future<JsonObject> ask(String address, JsonObject body, DeliveryOptions options) {
+    if (!clustered || EDGE_LOCAL.contains(address)) {
+      return vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
+    }
+    return switch (address) {
+      case Addresses.THREAD_LIST -> all(address, body, options, false).map(replies -> {
+        JsonArray threads = new JsonArray();
+        replies.forEach((node, r) -> r.getJsonArray("threads").forEach(t -> {
+          owns(threadNode, ((JsonObject) t).getString("threadId"), (JsonObject) t);
+          threads.add(t);
+        }));
+        return new JsonObject().put("threads", threads);
+      });
+      case Addresses.THREAD_CREATE -> create(body, options);
+      case Addresses.PERMISSION_PENDING, Addresses.STORE_LEDGER_LIST -> body.getString("threadId") != null
+          ? toThread(address, body, options) : requests(address, body, options);
+      case Addresses.PERMISSION_ANSWER, Addresses.STORE_LEDGER_NOTE, Addresses.STORE_LEDGER_GET ->
+          toRequest(address, body, options);
+      case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
+      case Addresses.PERMISSION_STATUS -> all(address, body, options, true).map(AgentNodes::permissionStatus);
+      case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options).map(r -> new JsonObject());
+      case Addresses.STORE_OUTBOX_STATS -> withEdgeStore(address, body, options).map(AgentNodes::outboxStats);
+      case Addresses.STORE_OUTBOX_PENDING -> withEdgeStore(address, body, options).map(r -> outputs(r, body));
+      case Addresses.STORE_OUTBOX_REOPEN -> withEdgeStore(address, body, options).map(r -> new JsonObject());
+      case Addresses.STORE_OUTBOX_ACK -> acknowledge(body, options);
+      default -> body.getString("threadId") != null ? toThread(address, body, options)
+          : Future.failedFuture(new IllegalArgumentException("no route in a cluster for " + address));
+    };
+  }
+
+  // ---- one node ----
+
+  private Future<JsonObject> send(String node, String address, JsonObject body, DeliveryOptions options) {
+    if (!live.containsKey(node)) {
+      return Future.failedFuture(unavailable(gone.getOrDefault(node, "agent node " + node
+          + " is not a member of the cluster")));
+    }
+    Promise<JsonObject> answer = Promise.promise();
+    Set<Promise<?>> waiting = asking.computeIfAbsent(node, n -> new HashSet<>());
+    waiting.add(answer);
+    vertx.eventBus().<JsonObject>request(Addresses.onNode(node, address), body, options).onComplete(done -> {
+      waiting.remove(answer);
+      if (done.succeeded()) {
+        answer.tryComplete(done.result().body());
+      } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
+        // A node that just joined: its rooms start after it is a member.
+        answer.tryFail(unavailable("agent node " + node + " is starting: its rooms do not answer yet"));
+      } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
+        answer.tryFail(unavailable("agent node " + node + " did not answer in time (" + re.getMessage() + ")"));
+      } else {
+        answer.tryFail(done.cause());
+      }
+    });
+    return answer.future();
+  }
+
+  private Future<JsonObject> toThread(String address, JsonObject body, DeliveryOptions options) {
+    String threadId = body.getString("threadId");
+    String node = threadNode.get(threadId);
+    return node != null ? send(node, address, body, options)
+        : locate(threadId).compose(owner -> send(owner, address, body, options));
+  }
+
+  /** Asks every agent node for a thread nobody has named an owner of yet (a page with an old link). */
+  private Future<String> locate(String threadId) {
+    if (live.isEmpty()) {
+      return Future.failedFuture(noAgentNode());
+    }
+    List<Future<JsonObject>> asked = new ArrayList<>();
+    List<String> nodes = liveNodes();
+    nodes.forEach(n -> asked.add(send(n, Addresses.THREAD_GET, new JsonObject().put("threadId", threadId),
+        new DeliveryOptions().setSendTimeout(5_000))));
+    return Future.join(asked).transform(x -> {
+      for (int i = 0; i < nodes.size(); i++) {
+        if (asked.get(i).succeeded()) {
+          threadNode.put(threadId, nodes.get(i));
+          return Future.succeededFuture(nodes.get(i));
+        }
+      }
+      boolean someDown = asked.stream().anyMatch(f -> ErrorCode.of(f.cause()) == ErrorCode.UNAVAILABLE);
+      return Future.failedFuture(someDown ? unavailable("no agent node that answers has thread " + threadId
+          + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
+          : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_THREAD.failureCode,
+              "unknown thread " + threadId));
+    });
+  }
+
+  private Future<JsonObject> toRequest(String address, JsonObject body, DeliveryOptions options) {
+    String requestId = body.getString("requestId");
+    String node = requestNode.get(requestId);
+    if (node != null) {
+      return send(node, address, body, options);
+    }
+    // Not heard of (ended, or shown before this edge started): the node whose ledger has it.
+    if (live.isEmpty()) {
+      return Future.failedFuture(noAgentNode());
+    }
+    List<String> nodes = liveNodes();
+    List<Future<JsonObject>> asked = new ArrayList<>();
+    nodes.forEach(n -> asked.add(send(n, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", requestId),
+        new DeliveryOptions().setSendTimeout(5_000))));
+    return Future.join(asked).transform(x -> {
+      for (int i = 0; i < nodes.size(); i++) {
+        if (asked.get(i).succeeded() && asked.get(i).result().getJsonObject("request") != null) {
+          return address.equals(Addresses.STORE_LEDGER_GET) ? Future.succeededFuture(asked.get(i).result())
+              : send(nodes.get(i), address, body, options);
+        }
+      }
+      if (address.equals(Addresses.STORE_LEDGER_GET)) {
+        return Future.succeededFuture(new JsonObject().putNull("request"));
+      }
+      return Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
+          ErrorCode.UNKNOWN_REQUEST.failureCode, "unknown request " + requestId
+          + (gone.isEmpty() ? "" : " (agent nodes gone: " + String.join(", ", gone.keySet()) + ")")));
+    });
+  }
+
+  /**
+   * A new thread: on the node named in the body ({@code node}), else on the first agent node, by
+   * name, that runs the thread's agent.
+   */
+  private Future<JsonObject> create(JsonObject body, DeliveryOptions options) {
+    String named = body.getString("node");
+    if (named != null) {
+      if (!live.containsKey(named)) {
+        return Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
+            gone.containsKey(named) ? ErrorCode.UNAVAILABLE.failureCode : ErrorCode.BAD_REQUEST.failureCode,
+            gone.getOrDefault(named, "no agent node named " + named + " in the cluster (agent nodes: "
+                + (live.isEmpty() ? "none" : String.join(", ", live.keySet())) + ")")));
+      }
+      return created(named, send(named, Addresses.THREAD_CREATE, body.copy().put("node", (String) null), options));
+    }
+    if (live.isEmpty()) {
+      return Future.failedFuture(noAgentNode());
+    }
+    return createOn(liveNodes(), 0, body, options, null);
+  }
+
+  private Future<JsonObject> createOn(List<String> nodes, int i, JsonObject body, DeliveryOptions options,
+                                      Throwable refused) {
+    if (i == nodes.size()) {
+      return Future.failedFuture(refused);
+    }
+    return created(nodes.get(i), send(nodes.get(i), Addresses.THREAD_CREATE, body, options)).recover(err ->
+        ErrorCode.of(err) == ErrorCode.BAD_REQUEST || ErrorCode.of(err) == ErrorCode.UNAVAILABLE
+            ? createOn(nodes, i + 1, body, options, refused == null ? err : refused) : Future.failedFuture(err));
+  }
+
+  private Future<JsonObject> created(String node, Future<JsonObject> reply) {
+    return reply.onSuccess(r -> threadNode.put(r.getString("threadId"), node));
+  }
+
+  // ---- every node ----
+
+  /**
+   * Asks every agent node; {@code strict}: fails unless all answer (a status), else merges what
+   * answered (a list: a node that is down is said by the member facts, not by an empty page).
+   */
+  private Future<Map<String, JsonObject>> all(String address, JsonObject body, DeliveryOptions options,
+                                              boolean strict) {
+    List<String> nodes = liveNodes();
+    if (nodes.isEmpty()) {
+      return strict ? Future.failedFuture(noAgentNode()) : Future.succeededFuture(Map.of());
+    }
+    List<Future<JsonObject>> asked = new ArrayList<>();
+    nodes.forEach(n -> asked.add(send(n, address, body, options)));
+    return Future.join(asked).transform(x -> {
+      Map<String, JsonObject> replies = new TreeMap<>();
+      Throwable failure = null;
+      for (int i = 0; i < nodes.size(); i++) {
+        if (asked.get(i).succeeded()) {
+          replies.put(nodes.get(i), asked.get(i).result());
+        } else if (failure == null) {
+          failure = asked.get(i).cause();
+        }
+      }
+      return failure != null && (strict || replies.isEmpty()) ? Future.failedFuture(failure)
+          : Future.succeededFuture(replies);
+    });
+  }
+
+  /** Every agent node and the edge's own store (its key is the empty name), all of which must answer. */
+  private Future<Map<String, JsonObject>> withEdgeStore(String address, JsonObject body, DeliveryOptions options) {
+    Future<JsonObject> own = vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
+    return Future.all(own, all(address, body, options, true).recover(err ->
+            live.isEmpty() ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
+        .map(x -> {
+          Map<String, JsonObject> replies = new TreeMap<>(x.<Map<String, JsonObject>>resultAt(1));
+          replies.put("", own.result());
+          return replies;
+        });
+  }
+
+  private Future<JsonObject> requests(String address, JsonObject body, DeliveryOptions options) {
+    return all(address, body, options, false).map(replies -> {
+      List<JsonObject> rows = new ArrayList<>();
+      replies.forEach((node, r) -> r.getJsonArray("requests").forEach(o -> {
+        JsonObject row = o instanceof JsonObject j ? j : JsonObject.mapFrom(o);
+        row.put("node", node);
+        if (Addresses.PERMISSION_PENDING.equals(address)) {
+          requestNode.put(row.getString("requestId"), node);
+          threadNode.put(row.getString("threadId"), node);
+        }
+        rows.add(row);
+      }));
+      if (Addresses.STORE_LEDGER_LIST.equals(address)) {
+        // The ledger lists the newest first; so does the merge, to the same limit.
+        rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)).reversed());
+        int limit = body.getInteger("limit", rows.size());
+        return new JsonObject().put("requests", new JsonArray(new ArrayList<>(rows.subList(0, Math.min(limit,
+            rows.size())))));
+      }
+      rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)));
+      return new JsonObject().put("requests", new JsonArray(new ArrayList<>(rows)));
+    });
+  }
+
+  private JsonObject outputs(Map<String, JsonObject> replies, JsonObject body) {
+    List<JsonObject> rows = new ArrayList<>();
+    replies.forEach((node, r) -> r.getJsonArray("outputs").forEach(o -> {
+      JsonObject row = (JsonObject) o;
+      if (!node.isEmpty()) {
+        outputNode.put(row.getString("outputId"), node);
+      }
+      rows.add(row);
+    }));
+    // Each store's rows come in its order; across stores, in the order they were written.
+    rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)));
+    int limit = body.getInteger("limit", rows.size());
+    return new JsonObject().put("outputs", new JsonArray(new ArrayList<>(rows.subList(0, Math.min(limit,
+        rows.size())))));
+  }
+
+  private Future<JsonObject> acknowledge(JsonObject body, DeliveryOptions options) {
+    Map<String, JsonArray> byNode = new TreeMap<>();
+    for (Object id : body.getJsonArray("outputIds", new JsonArray())) {
+      String node = id instanceof String s ? outputNode.remove(s) : null;
+      byNode.computeIfAbsent(node == null ? "" : node, n -> new JsonArray()).add(id);
+    }
+    List<Future<JsonObject>> acks = new ArrayList<>();
+    byNode.forEach((node, ids) -> {
+      JsonObject part = body.copy().put("outputIds", ids);
+      acks.add(node.isEmpty() ? vertx.eventBus().<JsonObject>request(Addresses.STORE_OUTBOX_ACK, part, options)
+          .map(Message::body) : send(node, Addresses.STORE_OUTBOX_ACK, part, options));
+    });
+    return Future.all(acks).map(x -> new JsonObject());
+  }
+
+  // ---- merging the agent nodes' answers ----
+
+  /** Counts add up, lists join; {@code nodes} keeps each node's own answer. */
+  private static JsonObject agentStatus(Map<String, JsonObject> replies) {
+    JsonObject merged = merge(replies);
+    JsonObject nodes = new JsonObject();
+    replies.forEach(nodes::put);
+    return merged.put("nodes", nodes);
+  }
+
+  private static JsonObject permissionStatus(Map<String, JsonObject> replies) {
+    JsonObject merged = merge(replies);
+    Long oldest = replies.values().stream().map(r -> r.getLong("oldestCreatedAt")).filter(java.util.Objects::nonNull)
+        .min(Long::compare).orElse(null);
+    return merged.put("oldestCreatedAt", oldest)
+        .put("closing", replies.values().stream().anyMatch(r -> r.getBoolean("closing", false)));
+  }
+
+  private static JsonObject outboxStats(Map<String, JsonObject> replies) {
+    Map<String, JsonObject> byPlugin = new TreeMap<>();
+    replies.values().forEach(r -> r.getJsonArray("plugins").forEach(o -> {
+      JsonObject p = (JsonObject) o;
+      byPlugin.merge(p.getString("pluginId"), p.copy(), (a, b) -> a
+          .put("pending", a.getLong("pending") + b.getLong("pending"))
+          .put("oldestCreatedAt", Math.min(a.getLong("oldestCreatedAt"), b.getLong("oldestCreatedAt"))));
+    }));
+    return new JsonObject().put("plugins", new JsonArray(new ArrayList<>(byPlugin.values())));
+  }
+
+  /** Numbers add up, lists join (each entry naming its node), other values: the first node's. */
+  private static JsonObject merge(Map<String, JsonObject> replies) {
+    JsonObject merged = new JsonObject();
+    BinaryOperator<Object> add = (a, b) -> {
+      if (a instanceof Number x && b instanceof Number y) {
+        return x instanceof Double || y instanceof Double ? (Object) (x.doubleValue() + y.doubleValue())
+            : (Object) (x.longValue() + y.longValue());
+      }
+      if (a instanceof JsonArray x && b instanceof JsonArray y) {
+        return x.copy().addAll(y);
+      }
+      return a;
+    };
+    replies.forEach((node, r) -> r.forEach(e -> {
+      Object value = e.getValue() instanceof JsonArray list ? tagged(list, node) : e.getValue();
+      merged.put(e.getKey(), merged.containsKey(e.getKey()) ? add.apply(merged.getValue(e.getKey()), value) : value);
+    }));
+    return merged;
+  }
+
+  private static JsonArray tagged(JsonArray list, String node) {
+    JsonArray out = new JsonArray();
+    list.forEach(o -> out.add(o instanceof JsonObject j ? j.copy().put("node", node) : o));
+    return out;
+  }
+
+  private ReplyException noAgentNode() {
+    return unavailable("no agent node is a member of the cluster"
+        + (gone.isEmpty() ? "" : " (gone: " + String.join(", ", gone.keySet()) + ")"));
+  }
+
+  public static ReplyException unavailable(String reason) {
+    return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNAVAILABLE.failureCode, reason);
+  }
+}
