@@ -184,6 +184,17 @@ function welcome(f) {
     o.selected = a.id === f.defaultAgent;
     return o;
   }));
+  // Cluster mode with several agent nodes: the person picks the host a new thread runs on.
+  const nodes = f.nodes || [];
+  const pick = $('node-select');
+  const previous = pick.value;
+  pick.replaceChildren(...nodes.map((n) => {
+    const o = el('option', null, n);
+    o.value = n;
+    o.selected = n === previous;
+    return o;
+  }));
+  pick.hidden = $('node-label').hidden = nodes.length < 2;
   for (const t of f.threads) {
     const known = threadOf(t.threadId);
     known.info = t;
@@ -206,7 +217,9 @@ function threadOf(id) {
 $('new-thread').addEventListener('submit', (ev) => {
   ev.preventDefault();
   state.pendingThread = 'new-' + Date.now();
-  send({ type: 'new_thread', agent: $('agent-select').value, clientRef: state.pendingThread });
+  const frame = { type: 'new_thread', agent: $('agent-select').value, clientRef: state.pendingThread };
+  if (!$('node-select').hidden && $('node-select').value) frame.node = $('node-select').value;
+  send(frame);
 });
 
 // A thread made here, in another tab or from an IM chat: every page lists it at once.
@@ -232,7 +245,7 @@ function threadCreated(f) {
   }
   const known = state.threads.has(f.threadId);
   const t = threadOf(f.threadId);
-  if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false };
+  if (!known) t.info = { threadId: f.threadId, agent: f.agent, title: f.title || null, busy: false, node: f.node };
   else if (f.title) {
     t.info.title = f.title; // it got its title (its first prompt), its agent named it, or someone renamed it
     if (f.threadId === state.current) $('thread-title').textContent = f.title;
@@ -278,7 +291,7 @@ function renderThreads() {
   $('archived-threads').replaceChildren(...archived.map((t) => {
     const li = el('li', 'archived-thread');
     const b = el('button', t.info.threadId === state.current ? 'current' : '');
-    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
+    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentLabel(t.info)));
     b.addEventListener('click', () => open(t.info.threadId));
     const restore = el('button', 'restore', 'Restore');
     restore.type = 'button';
@@ -299,7 +312,7 @@ function renderThreads() {
   const list = $('threads');
   list.replaceChildren(...all.filter((t) => !t.info.archived).map((t) => {
     const b = el('button', t.info.threadId === state.current ? 'current' : '');
-    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentName(t.info.agent)));
+    b.append(el('span', 'title', t.info.title || 'New thread'), el('span', 'agent', agentLabel(t.info)));
     if (t.pending) {
       const badge = el('span', 'pending', String(t.pending));
       badge.title = t.pending + ' waiting for your answer';
@@ -310,6 +323,11 @@ function renderThreads() {
     li.append(b);
     return li;
   }));
+}
+
+// The agent's name, and in a cluster the node it runs on.
+function agentLabel(info) {
+  return agentName(info.agent) + (info.node ? ' \u00b7 ' + info.node : '');
 }
 
 function agentName(id) {
@@ -748,6 +766,7 @@ const REASONS = {
   'session-cancelled': 'the turn was stopped', 'agent-exited': 'the agent exited', 'surface-gone': 'no one was left who could answer',
   'no-surface': 'there was nowhere to show it', shutdown: 'the gateway stopped', 'voided-by-restart': 'the gateway restarted',
   'too-many-pending': 'too many questions were waiting at once', 'not-recorded': 'it could not be recorded',
+  'no-edge': 'no surface was connected to answer it',
 };
 const reasonText = (r) => REASONS[r] || (r ? r.replace(/-/g, ' ') : 'no reason given');
 

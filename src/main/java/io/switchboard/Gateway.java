@@ -128,7 +128,8 @@ public final class Gateway {
           }
         })
         .transform(x -> deploy(new StoreRoom(settings.databaseFile()), agentScope))
-        .compose(v -> deploy(new PermissionRoom(limits), agentScope))
+        .compose(v -> deploy(new PermissionRoom(limits).edgeGrace(settings.cluster() == null ? 0
+            : settings.cluster().edgeGraceSeconds() * 1000L), agentScope))
         .compose(v -> deploy(new ThreadRoom(settings), agentScope))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
             limits.agentQuestions(), io.switchboard.process.Sandbox::probe), agentScope));

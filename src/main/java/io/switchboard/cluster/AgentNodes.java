@@ -80,6 +80,14 @@ public final class AgentNodes {
    * each member fact after this router took it in. Completes once the members now are known.
    */
   public Future<Void> start(Consumer<JsonObject> onMember) {
+    return start(onMember, node -> { });
+  }
+
+  /**
+   * As {@link #start(Consumer)}; {@code onGap} hears the name of an agent node some of whose
+   * permission facts this edge missed (their sequence skipped), to ask it what is pending.
+   */
+  public Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap) {
     if (!clustered) {
       return Future.succeededFuture();
     }
@@ -92,9 +100,16 @@ public final class AgentNodes {
     bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
       owns(requestNode, m.body().getString("requestId"), m.body());
       owns(threadNode, m.body().getString("threadId"), m.body());
+      sequence(m.body(), onGap);
     });
-    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> requestNode.remove(m.body().getString("requestId")));
-    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> requestNode.remove(m.body().getString("requestId")));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> {
+      requestNode.remove(m.body().getString("requestId"));
+      sequence(m.body(), onGap);
+    });
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> {
+      requestNode.remove(m.body().getString("requestId"));
+      sequence(m.body(), onGap);
+    });
     return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).map(reply -> {
       for (Object o : reply.body().getJsonArray("members")) {
         JsonObject m = (JsonObject) o;
@@ -105,6 +120,40 @@ public final class AgentNodes {
       log.info("agent nodes in the cluster: {}", live.isEmpty() ? "none yet" : String.join(", ", live.keySet()));
       return null;
     });
+  }
+
+  /** The last permission fact heard of each agent node: its incarnation and sequence number. */
+  private record Heard(String incarnation, long seq) {}
+
+  private final Map<String, Heard> heard = new HashMap<>();
+
+  private void sequence(JsonObject fact, Consumer<String> onGap) {
+    String node = fact.getString("node");
+    Long seq = fact.getLong("seq");
+    if (node == null || seq == null) {
+      return;
+    }
+    Heard last = heard.get(node);
+    String incarnation = fact.getString("incarnation");
+    if (last == null || !last.incarnation().equals(incarnation) || seq > last.seq()) {
+      heard.put(node, new Heard(incarnation, seq));
+    }
+    if (last != null && last.incarnation().equals(incarnation) && seq > last.seq() + 1) {
+      log.warn("missed {} permission facts of agent node {} (heard {} after {}): asking it what is pending",
+          seq - last.seq() - 1, node, seq, last.seq());
+      onGap.accept(node);
+    }
+  }
+
+  /** What a reconciliation with a node's pending list has heard up to ({@code seq} of its reply). */
+  public void heardUpTo(JsonObject pendingReply) {
+    String node = pendingReply.getString("node");
+    Long seq = pendingReply.getLong("seq");
+    Heard last = node == null ? null : heard.get(node);
+    if (seq != null && (last == null || !last.incarnation().equals(pendingReply.getString("incarnation"))
+        || seq > last.seq())) {
+      heard.put(node, new Heard(pendingReply.getString("incarnation"), seq));
+    }
   }
 
   private static void owns(Map<String, String> owners, String id, JsonObject fact) {

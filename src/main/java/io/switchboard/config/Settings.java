@@ -62,13 +62,15 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
   /**
    * Cluster mode (docs/operations.md, "Cluster"): this node's name and role, the address it binds
    * and announces for the cluster's membership ({@code port}) and the event bus ({@code busPort}),
-   * the members to join, and after how long without a heartbeat a member is declared gone.
+   * the members to join, after how long without a heartbeat a member is declared gone, and how long
+   * an agent node keeps its pending permission requests while no edge node (no surface) is a member.
    */
   public record Cluster(String node, Role role, String host, int port, int busPort, List<String> members,
-                        int memberTimeoutSeconds) {
+                        int memberTimeoutSeconds, int edgeGraceSeconds) {
     public static final int DEFAULT_PORT = 5701;
     public static final int DEFAULT_BUS_PORT = 5801;
     public static final int DEFAULT_MEMBER_TIMEOUT_SECONDS = 5;
+    public static final int DEFAULT_EDGE_GRACE_SECONDS = 60;
 
     /** An agent node runs the store, permission, thread and agent rooms; an edge the web and plugin rooms. */
     public enum Role { AGENT, EDGE }

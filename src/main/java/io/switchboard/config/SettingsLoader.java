@@ -321,7 +321,7 @@ public final class SettingsLoader {
   }
 
   private static Settings.Cluster cluster(Node c) throws ConfigException {
-    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds");
+    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds", "edgeGraceSeconds");
     String node = c.id("node");
     String role = c.string("role", true);
     if (!role.equals("agent") && !role.equals("edge")) {
@@ -348,8 +348,10 @@ public final class SettingsLoader {
     }
     int timeout = c.has("memberTimeoutSeconds") ? c.integer("memberTimeoutSeconds", 2, 300)
         : Settings.Cluster.DEFAULT_MEMBER_TIMEOUT_SECONDS;
+    int grace = c.has("edgeGraceSeconds") ? c.integer("edgeGraceSeconds", 1, 86_400)
+        : Settings.Cluster.DEFAULT_EDGE_GRACE_SECONDS;
     return new Settings.Cluster(node, role.equals("agent") ? Settings.Cluster.Role.AGENT : Settings.Cluster.Role.EDGE,
-        host, port, busPort, members, timeout);
+        host, port, busPort, members, timeout, grace);
   }
 
   /** A JSON object at a key path, with typed readers that name the path in their errors. */

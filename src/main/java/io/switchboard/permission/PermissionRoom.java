@@ -44,6 +44,8 @@ public final class PermissionRoom extends VerticleBase {
   public static final String SHUTDOWN = "shutdown";
   public static final String VOIDED_BY_RESTART = "voided-by-restart";
   public static final String TOO_MANY_PENDING = "too-many-pending";
+  /** Cluster mode: no edge node (no surface that could answer) was a member for the grace period. */
+  public static final String NO_EDGE = "no-edge";
   /**
    * The web chat is the operator's console (it holds the access token): it may answer every pending
    * request, whichever surfaces it was raised for, so a card that a chat cannot answer (a group of a
@@ -98,6 +100,14 @@ public final class PermissionRoom extends VerticleBase {
   private EventBus bus;
   private boolean closing;
 
+  /** Cluster mode: how long pending requests outlive the last edge node; 0 when not clustered. */
+  private long edgeGraceMs;
+  /** The edge nodes that are members now (cluster mode), as node/incarnation. */
+  private final Set<String> edges = new HashSet<>();
+  private long edgeGraceTimer = -1;
+  /** No edge node has been a member for the grace period: nobody can answer, so new requests end at once. */
+  private boolean edgeless;
+
   public PermissionRoom() {
     this(Limits.ofThisJvm());
   }
@@ -113,6 +123,17 @@ public final class PermissionRoom extends VerticleBase {
   public PermissionRoom(int maxPending, long maxPendingBytes) {
     this.maxPendingBytes = maxPendingBytes;
     this.maxPending = maxPending;
+  }
+
+  /**
+   * Cluster mode: the surfaces that answer this node's requests run on edge nodes. While none is a
+   * member (all died, or a partition) requests keep waiting for {@code ms}, as a restarted or
+   * healed edge can still answer them; then every pending request ends {@code no-edge}, and new
+   * ones end at once until an edge node joins: never waiting on surfaces that are not there.
+   */
+  public PermissionRoom edgeGrace(long ms) {
+    this.edgeGraceMs = ms;
+    return this;
   }
 
   /** One pending request: what was asked, who may still answer, and the agent's waiting reply. */
@@ -151,10 +172,20 @@ public final class PermissionRoom extends VerticleBase {
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANNOUNCE_VOIDED, m -> {
         List<JsonObject> facts = new ArrayList<>(voidedFacts);
         voidedFacts.clear();
-        facts.forEach(f -> bus.publish(Addresses.PERMISSION_CANCELLED, scope.stamp(f)));
+        facts.forEach(f -> publish(Addresses.PERMISSION_CANCELLED, f));
         m.reply(new JsonObject().put("announced", facts.size()));
       });
       bus.<JsonObject>consumer(Addresses.SURFACE_CLOSED, m -> surfaceClosed(m.body()));
+      if (edgeGraceMs > 0) {
+        bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> edgeMember(m.body()));
+        bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).onComplete(members -> {
+          if (members.succeeded()) {
+            members.result().body().getJsonArray("members").forEach(o -> edgeMember(((JsonObject) o).copy()
+                .put("event", "joined")));
+          }
+          edgesChanged();
+        });
+      }
       scope.<JsonObject>serve(bus, Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
       scope.<JsonObject>serve(bus, Addresses.AGENT_EXITED, m -> agentExited(m.body()));
     });
@@ -251,9 +282,11 @@ public final class PermissionRoom extends VerticleBase {
         end(p, cancelled(AGENT_EXITED));
       } else if (p.eligible.isEmpty()) {
         end(p, cancelled(NO_SURFACE));
+      } else if (edgeless) {
+        end(p, cancelled(NO_EDGE));
       } else {
         p.shown = true;
-        bus.publish(Addresses.PERMISSION_SHOWN, scope.stamp(card(p)));
+        publish(Addresses.PERMISSION_SHOWN, card(p));
       }
     });
   }
@@ -332,7 +365,11 @@ public final class PermissionRoom extends VerticleBase {
         cards.add(scope.stamp(card(p)));
       }
     }
-    message.reply(new JsonObject().put("requests", cards));
+    JsonObject reply = new JsonObject().put("requests", cards);
+    if (scope.node() != null) {
+      scope.stamp(reply).put("seq", factSeq); // an edge that reconciled with this list has heard up to here
+    }
+    message.reply(reply);
   }
 
   private void status(Message<JsonObject> message) {
@@ -384,6 +421,56 @@ public final class PermissionRoom extends VerticleBase {
       if (p.eligible.isEmpty()) {
         end(p, cancelled(SURFACE_GONE));
       }
+    }
+  }
+
+  /**
+   * Cluster mode: the facts carry this node's name, incarnation and a sequence number of its own,
+   * one more at each fact: an edge that sees a gap (a connection lost and made again) knows it
+   * missed some and asks this node what is pending (docs/event-bus.md, "Cluster").
+   */
+  private long factSeq;
+
+  private void publish(String address, JsonObject fact) {
+    if (scope.node() != null) {
+      scope.stamp(fact).put("seq", ++factSeq);
+    }
+    bus.publish(address, fact);
+  }
+
+  private void edgeMember(JsonObject fact) {
+    if (!"edge".equals(fact.getString("role"))) {
+      return;
+    }
+    String edge = fact.getString("node") + "/" + fact.getString("incarnation");
+    if ("left".equals(fact.getString("event"))) {
+      edges.remove(edge);
+    } else {
+      edges.add(edge);
+    }
+    edgesChanged();
+  }
+
+  private void edgesChanged() {
+    if (!edges.isEmpty()) {
+      if (edgeGraceTimer >= 0 || edgeless) {
+        log.info("an edge node is a member again ({}): permission requests wait for its surfaces", edges);
+      }
+      if (edgeGraceTimer >= 0) {
+        vertx.cancelTimer(edgeGraceTimer);
+        edgeGraceTimer = -1;
+      }
+      edgeless = false;
+    } else if (edgeGraceTimer < 0 && !edgeless) {
+      log.warn("no edge node is a member: the {} pending permission requests end in {} s unless one joins",
+          pending.size(), edgeGraceMs / 1000);
+      edgeGraceTimer = vertx.setTimer(edgeGraceMs, t -> {
+        edgeGraceTimer = -1;
+        edgeless = true;
+        log.warn("no edge node joined within {} s: {} pending permission requests end {}", edgeGraceMs / 1000,
+            pending.size(), NO_EDGE);
+        endAll(p -> true, NO_EDGE);
+      });
     }
   }
 
@@ -455,7 +542,7 @@ public final class PermissionRoom extends VerticleBase {
         .transform(written -> {
           // The human's answer (or the cancellation) must reach the agent even if the disk failed.
           p.outcome.complete(outcome);
-          bus.publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, scope.stamp(fact));
+          publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, fact);
           return Future.succeededFuture(fact);
         });
     if (selected) {

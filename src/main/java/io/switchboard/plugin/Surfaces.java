@@ -47,6 +47,7 @@ final class Surfaces {
       case "shutdown" -> "the gateway stopped";
       case "voided-by-restart" -> "the gateway restarted";
       case "too-many-pending" -> "too many requests were waiting";
+      case "no-edge" -> "no surface was connected to answer it";
       default -> reason.replace('-', ' ');
     };
   }

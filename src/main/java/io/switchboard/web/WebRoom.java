@@ -145,18 +145,9 @@ public final class WebRoom extends VerticleBase {
     router.get("/*").handler(StaticHandler.create("webroot").setIndexPage("index.html").setCachingEnabled(false));
 
     var bus = vertx.eventBus();
-    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
-      toThread(m.body().getString("threadId"), s -> s.card(m.body()));
-      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), true);
-    });
-    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> {
-      toThread(m.body().getString("threadId"), s -> s.resolved(m.body()));
-      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), false);
-    });
-    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> {
-      toThread(m.body().getString("threadId"), s -> s.resolved(m.body()));
-      pendingChanged(m.body().getString("threadId"), m.body().getString("requestId"), false);
-    });
+    bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> shown(m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
     // Every open page hears of new threads and of each thread's waiting questions, attached or not.
     bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
       JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
@@ -170,7 +161,7 @@ public final class WebRoom extends VerticleBase {
       new ArrayList<>(open).forEach(s -> s.notice(text));
     });
     // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
-    Future<Void> nodesKnown = nodes.start(this::memberChanged);
+    Future<Void> nodesKnown = nodes.start(this::memberChanged, node -> resync(node, "agent node " + node, 1));
     nodesKnown.compose(v -> nodes.ask(Addresses.PERMISSION_PENDING, new JsonObject())).onSuccess(reply -> {
       for (Object o : reply.getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
@@ -600,28 +591,64 @@ public final class WebRoom extends VerticleBase {
             .put("reason", reason).put("node", node));
       }
     } else if (agentNode) {
-      answerableAgain(node, who, 60);
+      resync(node, who, 60);
     }
   }
 
-  /** Asks an agent node that joined for its pending requests (its rooms start after it joins) and lifts their stale mark. */
-  private void answerableAgain(String node, String who, int triesLeft) {
+  private void shown(JsonObject card) {
+    toThread(card.getString("threadId"), s -> s.card(card));
+    pendingChanged(card.getString("threadId"), card.getString("requestId"), true);
+  }
+
+  private void ended(JsonObject fact) {
+    toThread(fact.getString("threadId"), s -> s.resolved(fact));
+    pendingChanged(fact.getString("threadId"), fact.getString("requestId"), false);
+  }
+
+  /**
+   * Makes the pages agree with an agent node's permission room, after it joined (again) or after
+   * some of its facts were missed: its pending requests are answerable (their stale mark lifted,
+   * and shown if never heard of), and the cards the pages hold of it that it no longer has end as
+   * its ledger says. Asks again each second (its rooms start after it joins), {@code tries} times.
+   */
+  private void resync(String node, String who, int tries) {
     if (!nodes.isLive(node)) {
       return; // gone again: its next return asks anew
     }
     nodes.askNode(node, Addresses.PERMISSION_PENDING, new JsonObject(), Bus.quick())
         .onSuccess(reply -> {
+          nodes.heardUpTo(reply);
           JsonArray ids = new JsonArray();
-          reply.getJsonArray("requests").forEach(o -> ids.add(((JsonObject) o).getString("requestId")));
-          log.info("{} is back: {} pending permission requests answerable again", who, ids.size());
+          Set<String> live = new HashSet<>();
+          reply.getJsonArray("requests").forEach(o -> {
+            JsonObject card = (JsonObject) o;
+            ids.add(card.getString("requestId"));
+            live.add(card.getString("requestId"));
+            if (!pending.getOrDefault(card.getString("threadId"), Set.of()).contains(card.getString("requestId"))) {
+              shown(card);
+            }
+          });
+          List<String> missed = new ArrayList<>();
+          pending.values().forEach(set -> set.stream()
+              .filter(id -> node.equals(nodes.ownerOfRequest(id)) && !live.contains(id)).forEach(missed::add));
+          missed.forEach(id -> nodes.askNode(node, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id),
+                  Bus.quick())
+              .onSuccess(row -> {
+                JsonObject request = row.getJsonObject("request");
+                if (request != null && request.getLong("endedAt") != null) {
+                  ended(request);
+                }
+              }));
+          log.info("{}: {} pending permission requests answerable, {} that ended unheard closed", who, ids.size(),
+              missed.size());
           toAllPages(new JsonObject().put("type", "permission_stale").put("stale", false).put("requestIds", ids)
               .put("node", node));
         })
         .onFailure(err -> {
-          if (triesLeft > 1) {
-            vertx.setTimer(1_000, t -> answerableAgain(node, who, triesLeft - 1));
+          if (tries > 1) {
+            vertx.setTimer(1_000, t -> resync(node, who, tries - 1));
           } else {
-            log.warn("{} joined but its permission room did not answer within a minute", who);
+            log.warn("{} did not say what is pending: {}", who, err.getMessage());
           }
         });
   }

@@ -167,10 +167,10 @@ public final class AgentBenchmark {
       int[] ports = {freePort(), freePort()};
       List<String> members = List.of("127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
       Vertx agents = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5), "a")
+          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5, 60), "a")
           .await(60, TimeUnit.SECONDS);
       Vertx surfaces = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5), "e")
+          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5, 60), "e")
           .await(60, TimeUnit.SECONDS);
       return new Nodes(agents, surfaces);
     }

@@ -39,13 +39,13 @@ class ClusterIT {
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
-  private static int freePort() throws Exception {
+  static int freePort() throws Exception {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
   }
 
-  private static List<String> members(int[] ports) {
+  static List<String> members(int[] ports) {
     return java.util.Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList();
   }
 
@@ -251,7 +251,7 @@ class ClusterIT {
     return printed;
   }
 
-  private static JsonArray ledger(Path dataDir) throws Exception {
+  static JsonArray ledger(Path dataDir) throws Exception {
     Process p = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "--data-dir",
         dataDir.toString(), "--json").redirectError(ProcessBuilder.Redirect.DISCARD).start();
     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);

@@ -101,13 +101,14 @@ class SettingsLoaderTest {
     Settings edge = load("{\"cluster\": {\"node\": \"edge-1\", \"role\": \"edge\", \"host\": \"10.0.0.5\", "
         + "\"members\": [\"10.0.0.5:5701\", \"10.0.0.6:5701\"]}}", Map.of(), Map.of());
     assertEquals(new Settings.Cluster("edge-1", Settings.Cluster.Role.EDGE, "10.0.0.5", 5701, 5801,
-        java.util.List.of("10.0.0.5:5701", "10.0.0.6:5701"), 5), edge.cluster());
+        java.util.List.of("10.0.0.5:5701", "10.0.0.6:5701"), 5, 60), edge.cluster());
     assertTrue(edge.runsSurfaces() && !edge.runsAgents());
     Settings agent = load("{\"cluster\": {\"node\": \"build-1\", \"role\": \"agent\", \"host\": \"10.0.0.6\", "
-        + "\"port\": 6701, \"busPort\": 6801, \"members\": [\"[fd00::5]:5701\"], \"memberTimeoutSeconds\": 10}}",
+        + "\"port\": 6701, \"busPort\": 6801, \"members\": [\"[fd00::5]:5701\"], \"memberTimeoutSeconds\": 10, "
+        + "\"edgeGraceSeconds\": 300}}",
         Map.of(), Map.of());
     assertEquals(new Settings.Cluster("build-1", Settings.Cluster.Role.AGENT, "10.0.0.6", 6701, 6801,
-        java.util.List.of("[fd00::5]:5701"), 10), agent.cluster());
+        java.util.List.of("[fd00::5]:5701"), 10, 300), agent.cluster());
     assertTrue(agent.runsAgents() && !agent.runsSurfaces());
   }
 
@@ -124,6 +125,7 @@ class SettingsLoaderTest {
     assertEquals("cluster.port", refuse("{\"cluster\": {" + ok + ", \"port\": 0}}").key());
     assertEquals("cluster.busPort", refuse("{\"cluster\": {" + ok + ", \"port\": 5801}}").key());
     assertEquals("cluster.memberTimeoutSeconds", refuse("{\"cluster\": {" + ok + ", \"memberTimeoutSeconds\": 1}}").key());
+    assertEquals("cluster.edgeGraceSeconds", refuse("{\"cluster\": {" + ok + ", \"edgeGraceSeconds\": 0}}").key());
     assertEquals("cluster.heartbeat", refuse("{\"cluster\": {" + ok + ", \"heartbeat\": 1}}").key());
     assertEquals("cluster", refuse("{\"cluster\": \"on\"}").key());
     // Plugins are surfaces: they belong to the edge node.

@@ -27,8 +27,6 @@ import org.openqa.selenium.Keys;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -50,18 +48,7 @@ class BrowserChatTest {
   void start(Vertx vertx, TestInfo info) throws Exception {
     testName = info.getTestMethod().orElseThrow().getName();
     gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
-    for (String tool : List.of("/usr/bin/chromium", "/usr/bin/chromedriver")) {
-      assertTrue(Files.isExecutable(Path.of(tool)), tool + " is missing: scripts/test.sh installs chromium and "
-          + "chromium-driver with apt-get");
-    }
-    ChromeOptions options = new ChromeOptions().setBinary("/usr/bin/chromium").addArguments("--headless=new",
-        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-        "--user-data-dir=" + Files.createDirectories(dir.resolve("chromium")));
-    ChromeDriverService service = new ChromeDriverService.Builder()
-        .usingDriverExecutable(new java.io.File("/usr/bin/chromedriver")).usingAnyFreePort().build();
-    browser = new ChromeDriver(service, options);
-    browser.manage().window().setSize(new Dimension(1280, 900));
+    browser = io.switchboard.testkit.Chromium.start(dir.resolve("chromium"));
     Files.createDirectories(SCREENSHOTS);
   }
 
@@ -270,64 +257,6 @@ class BrowserChatTest {
     List<WebElement> sent = browser.findElements(By.cssSelector(".msg.user"));
     assertEquals("my own words", sent.get(sent.size() - 1).getText(), "the composer sent the person's text");
     assertEquals(2, sent.size());
-  }
-
-  @Test
-  void aCardWhoseAgentNodeLeftSaysWhyAndCannotBeTappedUntilTheNodeIsBackAtPhoneSize() throws Exception {
-    staleCardWhileTheAgentNodeIsGone(390, 844);
-  }
-
-  @Test
-  void aCardWhoseAgentNodeLeftSaysWhyAndCannotBeTappedUntilTheNodeIsBackAtDesktopSize() throws Exception {
-    staleCardWhileTheAgentNodeIsGone(1280, 900);
-  }
-
-  /**
-   * Cluster mode seen from the edge's page: the web room hears (as from its node's cluster watcher)
-   * that the agent node left, then that it is back; in between the card says why it cannot be
-   * answered and its buttons do nothing.
-   */
-  private void staleCardWhileTheAgentNodeIsGone(int width, int height) throws Exception {
-    browser.manage().window().setSize(new Dimension(width, height));
-    if (width < 600) {
-      startThreadOnAPhone();
-    } else {
-      logIn();
-      startThread();
-    }
-    say("edit while the node goes away");
-    WebElement card = awaitCard();
-    io.vertx.core.eventbus.DeliveryOptions here = new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true);
-    io.vertx.core.json.JsonObject member = new io.vertx.core.json.JsonObject().put("node", "build-1")
-        .put("role", "agent").put("incarnation", "4cde1320d8a5").put("address", "[10.0.0.6]:5701");
-    gateway.vertx.eventBus().publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, member.copy().put("event", "left"),
-        here);
-    WebElement verdict = card.findElement(By.cssSelector(".verdict"));
-    waiting().until(d -> verdict.getText().startsWith("Cannot be answered now: agent node build-1 left the cluster"));
-    assertTrue(inWindow(verdict), "the reason is on screen");
-    // The same news comes as a toast, which may cover the card on a phone for its 4 s; then the
-    // reason on the card is what shows (nothing on top of it).
-    waiting().until(d -> !d.findElement(By.id("toast")).isDisplayed());
-    Object onTop = ((JavascriptExecutor) browser).executeScript("const r = arguments[0].getBoundingClientRect();"
-        + " const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
-        + " return top === arguments[0] || arguments[0].contains(top) ? 'the reason'"
-        + " : top.tagName + '#' + top.id + '.' + top.className + ' ' + JSON.stringify(r);", verdict);
-    assertEquals("the reason", onTop, "nothing covers the reason");
-    List<WebElement> buttons = card.findElements(By.cssSelector(".options button"));
-    assertFalse(buttons.isEmpty());
-    assertTrue(buttons.stream().noneMatch(WebElement::isEnabled), "no option can be tapped");
-    screenshot("stale");
-    // A tap on a disabled button sends nothing: the request is still pending afterwards.
-    ((JavascriptExecutor) browser).executeScript("arguments[0].click();", buttons.get(0));
-    Thread.sleep(300);
-    assertTrue(card.getAttribute("class").contains("stale") && !card.getAttribute("class").contains("resolved"));
-
-    gateway.vertx.eventBus().publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, member.copy().put("event", "joined"),
-        here);
-    waiting().until(d -> verdict.getText().equals("Answerable again"));
-    assertTrue(card.findElements(By.cssSelector(".options button")).stream().allMatch(WebElement::isEnabled));
-    click(card, "Allow once");
-    assertTrue(verdict().startsWith("Allow once — answered by"), "answered once the node is back");
   }
 
   /** Whether an element is wholly inside the window (what a person sees without scrolling the page). */

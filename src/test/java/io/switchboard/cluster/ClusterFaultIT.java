@@ -1,0 +1,399 @@
+package io.switchboard.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.testkit.ChatClient;
+import io.switchboard.testkit.JarGateway;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cluster fault suite: three real JVMs of the jar on loopback (an edge and two agent nodes,
+ * each agent node with a thread of the demo agent), and at seeded random steps a page on the edge
+ * prompts, answers (some answers twice), and the nodes are SIGKILLed and started again on their
+ * data, or paused (SIGSTOP) below and above the member timeout and resumed. After each run, with
+ * every node up again: no card on the page is left stale some seconds after the heal; every card
+ * still open is pending in its node's ledger and answerable (each is answered, and each answer
+ * ends its request); every request in each node's ledger ended once, as the page was told, and
+ * the ledger's hash chain verifies; no request the page made waited without a bound (a prompt to a
+ * node that is down is refused within seconds). Seeds are printed; {@code -Dcluster.seed=N}
+ * replays one, {@code -Dcluster.runs=N} sets how many (default 2 in CI).
+ */
+class ClusterFaultIT {
+  static final List<String> AGENT_NODES = List.of("build-a", "build-b");
+  static final int STEPS = 8;
+  /** Pauses: below the 5 s member timeout, and above it (with the detection, ~6 s). */
+  static final long SHORT_PAUSE_MS = 2_000;
+  static final long LONG_PAUSE_MS = 9_000;
+
+  final Vertx vertx = Vertx.vertx();
+  final List<Process> processes = new ArrayList<>();
+  final Map<String, JarGateway> nodes = new HashMap<>();
+  final Map<String, Path> configs = new HashMap<>();
+  final Map<String, String> threads = new LinkedHashMap<>(); // node -> its thread
+  final List<String> log = new ArrayList<>();
+  final Map<String, Integer> faultCounts = new TreeMap<>();
+  Path dir;
+  ChatClient page;
+  Random random;
+  int prompts;
+
+  @AfterEach
+  void stop() throws Exception {
+    processes.forEach(Process::destroyForcibly);
+    vertx.close().await(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void seededFaultsAcrossThreeNodesKeepEveryInvariant() throws Exception {
+    String fixed = System.getProperty("cluster.seed", "").isBlank() ? null : System.getProperty("cluster.seed");
+    int runs = Integer.getInteger("cluster.runs", 2);
+    long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
+    for (int i = 0; i < (fixed != null ? 1 : runs); i++) {
+      long seed = base + i;
+      System.out.println("cluster fault run seed " + seed);
+      try {
+        run(seed);
+      } catch (Throwable t) {
+        throw new AssertionError("cluster fault run with seed " + seed + " broke an invariant (replay with "
+            + "-Dcluster.seed=" + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
+      } finally {
+        processes.forEach(Process::destroyForcibly);
+        processes.clear();
+      }
+    }
+    System.out.println("cluster faults injected in " + (fixed != null ? 1 : runs) + " runs: " + faultCounts);
+  }
+
+  private void run(long seed) throws Exception {
+    random = new Random(seed);
+    dir = Files.createTempDirectory("sb-cluster-fault-" + seed);
+    log.clear();
+    nodes.clear();
+    threads.clear();
+    int[] ports = {ClusterIT.freePort(), ClusterIT.freePort(), ClusterIT.freePort()};
+    List<String> members = ClusterIT.members(ports);
+    configs.put("edge", config("edge", "edge", ports[0], members));
+    configs.put("build-a", config("build-a", "agent", ports[1], members));
+    configs.put("build-b", config("build-b", "agent", ports[2], members));
+    for (String node : List.of("build-a", "build-b", "edge")) {
+      start(node);
+    }
+    openPage();
+    for (String node : AGENT_NODES) {
+      String ref = "new-" + node;
+      JsonObject t = page.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("node", node)
+          .put("clientRef", ref)).next(f -> ref.equals(f.getString("clientRef")), "the thread on " + node, 30);
+      assertEquals(node, t.getString("node"), t.encode());
+      threads.put(node, t.getString("threadId"));
+      page.send(new JsonObject().put("type", "attach").put("threadId", t.getString("threadId")));
+    }
+
+    for (int step = 0; step < STEPS; step++) {
+      int pick = random.nextInt(100);
+      String node = AGENT_NODES.get(random.nextInt(AGENT_NODES.size()));
+      if (pick < 30) {
+        prompt(node);
+      } else if (pick < 55) {
+        answerSome();
+      } else if (pick < 67) {
+        killAndRestart(node);
+      } else if (pick < 77) {
+        pause(node, SHORT_PAUSE_MS, "pause-short");
+      } else if (pick < 90) {
+        pause(node, LONG_PAUSE_MS, "pause-long");
+      } else {
+        killEdge();
+      }
+    }
+    checkAfterHeal();
+  }
+
+  // ---- steps ----
+
+  /** A prompt that makes the demo agent ask; its card must reach the page. */
+  private void prompt(String node) {
+    fault("prompt");
+    String thread = threads.get(node);
+    int n = ++prompts;
+    String ref = "p" + n;
+    page.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", "edit file " + n)
+        .put("clientRef", ref));
+    page.next(f -> "permission_request".equals(f.getString("type")) && thread.equals(f.getString("threadId"))
+        && !knownBefore(f.getString("requestId")), "a card for prompt " + n + " on " + node, 30);
+    log.add("prompt " + n + " on " + node);
+  }
+
+  private boolean knownBefore(String requestId) {
+    int count = 0;
+    for (JsonObject f : page.seen) {
+      if ("permission_request".equals(f.getString("type")) && requestId.equals(f.getString("requestId"))) {
+        count++;
+      }
+    }
+    return count > 1;
+  }
+
+  /** Answers one open card, sometimes twice (a double tap): it ends once. */
+  private void answerSome() {
+    fault("answer");
+    List<JsonObject> open = new ArrayList<>(model().open.values());
+    open.removeIf(c -> c.getBoolean("stale", false));
+    if (open.isEmpty()) {
+      log.add("answer: nothing open");
+      return;
+    }
+    JsonObject card = open.get(random.nextInt(open.size()));
+    boolean twice = random.nextBoolean();
+    String option = card.getJsonArray("options").getJsonObject(random.nextInt(2)).getString("optionId");
+    JsonObject answer = new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+        .put("optionId", option);
+    page.send(answer);
+    if (twice) {
+      page.send(answer);
+    }
+    page.next(f -> "permission_resolved".equals(f.getString("type"))
+        && card.getString("requestId").equals(f.getString("requestId")), "the end of the answered card", 30);
+    if (twice) {
+      JsonObject second = page.next(f -> "error".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "the second answer's refusal", 30);
+      assertEquals("already_answered", second.getString("code"), second.encode());
+    }
+    log.add("answer " + card.getString("requestId") + (twice ? " twice" : ""));
+  }
+
+  /** SIGKILL, then a start on the same data: its pending requests end voided-by-restart. */
+  private void killAndRestart(String node) throws Exception {
+    fault("kill-agent-node");
+    List<String> hadOpen = model().open.values().stream().filter(c -> node.equals(c.getString("node")))
+        .map(c -> c.getString("requestId")).toList();
+    kill(node);
+    awaitLeft(node, 30);
+    // What the page asks of it now is refused within seconds, naming it: no unbounded wait.
+    long t0 = System.nanoTime();
+    String ref = "down-" + (++prompts);
+    page.send(new JsonObject().put("type", "prompt").put("threadId", threads.get(node)).put("text", "hello")
+        .put("clientRef", ref));
+    JsonObject refused = page.next(f -> "error".equals(f.getString("type")) && ref.equals(f.getString("clientRef")),
+        "the refusal of a prompt to a dead node", 10);
+    assertEquals("unavailable", refused.getString("code"), refused.encode());
+    assertTrue(refused.getString("message").contains(node), refused.encode());
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10));
+    start(node);
+    for (String id : hadOpen) {
+      JsonObject ended = page.next(f -> "permission_resolved".equals(f.getString("type"))
+          && id.equals(f.getString("requestId")), "the end of " + id + " after its node's restart", 60);
+      assertEquals("voided-by-restart", ended.getJsonObject("outcome").getString("reason"), ended.encode());
+    }
+    awaitUsable(node);
+    log.add("killed and restarted " + node + " (" + hadOpen.size() + " voided)");
+  }
+
+  private void pause(String node, long ms, String name) throws Exception {
+    fault(name);
+    List<String> hadOpen = model().open.values().stream().filter(c -> node.equals(c.getString("node")))
+        .map(c -> c.getString("requestId")).toList();
+    signal("STOP", nodes.get(node).process());
+    Thread.sleep(ms);
+    signal("CONT", nodes.get(node).process());
+    long resumed = System.nanoTime();
+    if (ms > 5_000) {
+      // Declared gone while paused: its cards went stale; resumed, the same incarnation merges back
+      // with its requests still pending, and the page is told they are answerable again.
+      awaitLeft(node, 30);
+      if (!hadOpen.isEmpty()) {
+        page.next(f -> "permission_stale".equals(f.getString("type")) && !f.getBoolean("stale")
+            && node.equals(f.getString("node")), "the cards of " + node + " answerable again", 90);
+      }
+    }
+    awaitUsable(node);
+    log.add(name + " " + node + " " + ms + " ms (usable again " + (System.nanoTime() - resumed) / 1_000_000
+        + " ms after SIGCONT)");
+  }
+
+  /** Until the page's requests to the node's thread are served again (attach answers), at most 90 s. */
+  private void awaitUsable(String node) throws Exception {
+    String thread = threads.get(node);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (true) {
+      String ref = "probe-" + (++prompts);
+      page.send(new JsonObject().put("type", "attach").put("threadId", thread).put("afterSeq", 1_000_000_000L)
+          .put("clientRef", ref));
+      JsonObject said = page.next(f -> ("turn".equals(f.getString("type")) && thread.equals(f.getString("threadId"))
+          && f.getBoolean("attached", false)) || ("error".equals(f.getString("type"))
+          && "unavailable".equals(f.getString("code"))), "an answer to the attach of " + thread, 40);
+      if ("turn".equals(said.getString("type"))) {
+        return;
+      }
+      assertTrue(System.nanoTime() < deadline, node + " still does not answer: " + said.encode());
+      Thread.sleep(1_000);
+    }
+  }
+
+  /** The edge dies and is started again: a new page attaches both threads from the start. */
+  private void killEdge() throws Exception {
+    fault("kill-edge");
+    page.close();
+    kill("edge");
+    start("edge");
+    openPage();
+    for (String thread : threads.values()) {
+      page.send(new JsonObject().put("type", "attach").put("threadId", thread));
+      page.next(f -> "turn".equals(f.getString("type")) && thread.equals(f.getString("threadId"))
+          && f.getBoolean("attached", false), "the attach of " + thread + " on the new edge", 30);
+    }
+    log.add("killed and restarted the edge");
+  }
+
+  // ---- the checks ----
+
+  private void checkAfterHeal() throws Exception {
+    // Some seconds after every node is back, no card is stale.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    Model m = model();
+    while (m.open.values().stream().anyMatch(c -> c.getBoolean("stale", false)) && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      m = model();
+    }
+    List<String> stale = m.open.values().stream().filter(c -> c.getBoolean("stale", false))
+        .map(c -> c.getString("requestId")).toList();
+    assertTrue(stale.isEmpty(), "cards still stale 90 s after the heal: " + stale);
+
+    // Every open card is pending in its node's ledger and answerable now: each answer ends it.
+    for (JsonObject card : new ArrayList<>(m.open.values())) {
+      page.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", card.getJsonArray("options").getJsonObject(0).getString("optionId")));
+      page.next(f -> "permission_resolved".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "the end of open card "
+          + card.getString("requestId") + " after the heal", 30);
+    }
+    m = model();
+    assertTrue(m.open.isEmpty(), "cards open after answering them all: " + m.open.keySet());
+
+    // Each node's ledger: every request ended once, as the page was told; the chain verifies.
+    for (String node : AGENT_NODES) {
+      Path data = dir.resolve(node).resolve("data");
+      JsonArray ledger = ClusterIT.ledger(data);
+      Map<String, Integer> ids = new HashMap<>();
+      for (Object o : ledger) {
+        JsonObject row = (JsonObject) o;
+        ids.merge(row.getString("requestId"), 1, Integer::sum);
+        assertNotNull(row.getJsonObject("outcome"), node + ": a request still pending: " + row.encode());
+        JsonObject told = m.ended.get(row.getString("requestId"));
+        if (told != null) {
+          assertEquals(row.getJsonObject("outcome").getString("outcome"), told.getString("outcome"),
+              node + ": the page was told another end than the ledger's for " + row.getString("requestId"));
+        }
+      }
+      assertTrue(ids.values().stream().allMatch(c -> c == 1), node + ": a request twice in the ledger: " + ids);
+      Process verify = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "verify", "--data-dir",
+          data.toString()).redirectErrorStream(true).start();
+      String said = new String(verify.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue(verify.waitFor(30, TimeUnit.SECONDS));
+      assertEquals(0, verify.exitValue(), node + ": ledger verify: " + said);
+    }
+    // Every card the page was shown is in its node's ledger.
+    for (Map.Entry<String, JsonObject> shown : m.shown.entrySet()) {
+      String node = shown.getValue().getString("node");
+      assertTrue(ClusterIT.ledger(dir.resolve(node).resolve("data")).stream()
+          .anyMatch(r -> shown.getKey().equals(((JsonObject) r).getString("requestId"))),
+          "card " + shown.getKey() + " is not in " + node + "'s ledger");
+    }
+  }
+
+  /** What the page shows, from every frame it got: cards open (and whether stale) and how the others ended. */
+  private record Model(Map<String, JsonObject> open, Map<String, JsonObject> ended, Map<String, JsonObject> shown) {}
+
+  private Model model() {
+    page.drain();
+    Map<String, JsonObject> open = new LinkedHashMap<>();
+    Map<String, JsonObject> ended = new HashMap<>();
+    Map<String, JsonObject> shown = new HashMap<>();
+    for (JsonObject f : page.seen) {
+      String id = f.getString("requestId");
+      switch (f.getString("type")) {
+        case "permission_request" -> {
+          shown.put(id, f);
+          if (!ended.containsKey(id)) {
+            open.putIfAbsent(id, f.copy());
+          }
+        }
+        case "permission_resolved" -> {
+          JsonObject earlier = ended.put(id, f.getJsonObject("outcome"));
+          if (earlier != null) {
+            assertEquals(earlier.getString("outcome"), f.getJsonObject("outcome").getString("outcome"),
+                "request " + id + " told to end two ways");
+          }
+          open.remove(id);
+        }
+        case "permission_stale" -> f.getJsonArray("requestIds").forEach(r -> {
+          JsonObject card = open.get((String) r);
+          if (card != null) {
+            card.put("stale", f.getBoolean("stale"));
+          }
+        });
+        default -> { }
+      }
+    }
+    return new Model(open, ended, shown);
+  }
+
+  // ---- nodes ----
+
+  private Path config(String node, String role, int port, List<String> members) throws Exception {
+    JsonObject config = new JsonObject().put("dataDir", dir.resolve(node).resolve("data").toString())
+        .put("http", new JsonObject().put("port", 0))
+        .put("cluster", new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1")
+            .put("port", port).put("busPort", ClusterIT.freePort()).put("members", new JsonArray(members)));
+    Path file = dir.resolve(node + ".json");
+    Files.writeString(file, config.encodePrettily());
+    return file;
+  }
+
+  private void start(String node) throws Exception {
+    JarGateway started = JarGateway.startNode(dir.resolve(node), configs.get(node),
+        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    processes.add(started.process());
+    nodes.put(node, started);
+  }
+
+  private void kill(String node) throws Exception {
+    Process p = nodes.get(node).process();
+    p.destroyForcibly();
+    assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+  }
+
+  private void openPage() {
+    JarGateway edge = nodes.get("edge");
+    page = ChatClient.open(vertx, edge.port(), edge.token());
+    page.next("welcome");
+  }
+
+  private void awaitLeft(String node, long seconds) {
+    page.next(f -> "error".equals(f.getString("type")) && f.getString("message", "")
+        .startsWith("agent node " + node + " left the cluster"), "the notice that " + node + " left", seconds);
+  }
+
+  private static void signal(String name, Process p) throws Exception {
+    assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor());
+  }
+
+  private void fault(String name) {
+    faultCounts.merge(name, 1, Integer::sum);
+  }
+}
