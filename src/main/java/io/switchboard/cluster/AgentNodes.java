@@ -221,7 +221,8 @@ public final class AgentNodes {
       });
       case Addresses.THREAD_CREATE -> create(body, options);
       case Addresses.PERMISSION_PENDING, Addresses.STORE_LEDGER_LIST -> body.getString("threadId") != null
-          ? toThread(address, body, options) : requests(address, body, options);
+          ? toThread(address, body, options).map(r -> ownRows(r, threadNode.get(body.getString("threadId"))))
+          : requests(address, body, options);
       case Addresses.PERMISSION_ANSWER, Addresses.STORE_LEDGER_NOTE, Addresses.STORE_LEDGER_GET ->
           toRequest(address, body, options);
       case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
@@ -421,6 +422,18 @@ public final class AgentNodes {
       rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)));
       return new JsonObject().put("requests", new JsonArray(new ArrayList<>(rows)));
     });
+  }
+
+  /** A node's rows (its ledger's, its cards) name it, as the merged lists' do. */
+  private static JsonObject ownRows(JsonObject reply, String node) {
+    if (node != null) {
+      reply.getJsonArray("requests").forEach(o -> {
+        if (o instanceof JsonObject row && row.getString("node") == null) {
+          row.put("node", node);
+        }
+      });
+    }
+    return reply;
   }
 
   private JsonObject outputs(Map<String, JsonObject> replies, JsonObject body) {
