@@ -138,9 +138,12 @@ public final class AgentNodes {
     if (last == null || !last.incarnation().equals(incarnation) || seq > last.seq()) {
       heard.put(node, new Heard(incarnation, seq));
     }
-    if (last != null && last.incarnation().equals(incarnation) && seq > last.seq() + 1) {
+    // Numbers start at 1 with each incarnation: a first one heard above 1 may follow lost ones too
+    // (an asking costs one list; a lost card would stay open).
+    long expected = last != null && last.incarnation().equals(incarnation) ? last.seq() + 1 : 1;
+    if (seq > expected) {
       log.warn("missed {} permission facts of agent node {} (heard {} after {}): asking it what is pending",
-          seq - last.seq() - 1, node, seq, last.seq());
+          seq - expected, node, seq, expected - 1);
       onGap.accept(node);
     }
   }
@@ -275,23 +278,18 @@ public final class AgentNodes {
     if (live.isEmpty()) {
       return Future.failedFuture(noAgentNode());
     }
-    List<Future<JsonObject>> asked = new ArrayList<>();
-    List<String> nodes = liveNodes();
-    nodes.forEach(n -> asked.add(send(n, Addresses.THREAD_GET, new JsonObject().put("threadId", threadId),
-        new DeliveryOptions().setSendTimeout(5_000))));
-    return Future.join(asked).transform(x -> {
-      for (int i = 0; i < nodes.size(); i++) {
-        if (asked.get(i).succeeded()) {
-          threadNode.put(threadId, nodes.get(i));
-          return Future.succeededFuture(nodes.get(i));
-        }
-      }
-      boolean someDown = asked.stream().anyMatch(f -> ErrorCode.of(f.cause()) == ErrorCode.UNAVAILABLE);
-      return Future.failedFuture(someDown ? unavailable("no agent node that answers has thread " + threadId
-          + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
-          : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_THREAD.failureCode,
-              "unknown thread " + threadId));
-    });
+    return firstWith(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId), r -> true)
+        .compose(found -> {
+          if (found.getKey() != null) {
+            threadNode.put(threadId, found.getKey());
+            return Future.succeededFuture(found.getKey());
+          }
+          return Future.failedFuture(found.getValue() != null || !gone.isEmpty()
+              ? unavailable("no agent node that answers has thread "
+              + threadId + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
+              : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_THREAD.failureCode,
+                  "unknown thread " + threadId));
+        });
   }
 
   private Future<JsonObject> toRequest(String address, JsonObject body, DeliveryOptions options) {
@@ -304,24 +302,49 @@ public final class AgentNodes {
     if (live.isEmpty()) {
       return Future.failedFuture(noAgentNode());
     }
-    List<String> nodes = liveNodes();
-    List<Future<JsonObject>> asked = new ArrayList<>();
-    nodes.forEach(n -> asked.add(send(n, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", requestId),
-        new DeliveryOptions().setSendTimeout(5_000))));
-    return Future.join(asked).transform(x -> {
-      for (int i = 0; i < nodes.size(); i++) {
-        if (asked.get(i).succeeded() && asked.get(i).result().getJsonObject("request") != null) {
-          return address.equals(Addresses.STORE_LEDGER_GET) ? Future.succeededFuture(asked.get(i).result())
-              : send(nodes.get(i), address, body, options);
-        }
+    JsonObject lookup = new JsonObject().put("requestId", requestId);
+    return firstWith(Addresses.STORE_LEDGER_GET, lookup, r -> r.getJsonObject("request") != null).compose(found -> {
+      if (found.getKey() != null) {
+        return address.equals(Addresses.STORE_LEDGER_GET) ? Future.succeededFuture(found.getValue())
+            : send(found.getKey(), address, body, options);
       }
       if (address.equals(Addresses.STORE_LEDGER_GET)) {
         return Future.succeededFuture(new JsonObject().putNull("request"));
       }
-      return Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
-          ErrorCode.UNKNOWN_REQUEST.failureCode, "unknown request " + requestId
-          + (gone.isEmpty() ? "" : " (agent nodes gone: " + String.join(", ", gone.keySet()) + ")")));
+      // Not on a node that answers: unknown, unless a node that is gone (or did not answer) may have it.
+      return Future.failedFuture(found.getValue() != null || !gone.isEmpty()
+          ? unavailable("request " + requestId + " is on no agent node that answers"
+              + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
+          : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_REQUEST.failureCode,
+              "unknown request " + requestId));
     });
+  }
+
+  /**
+   * Asks every agent node that is a member; completes as soon as one answers {@code has} (a node that
+   * does not answer does not hold up one that does) with that node and its answer, else once all
+   * have answered with a null node and, when some did not answer, a non-null value.
+   */
+  private Future<Map.Entry<String, JsonObject>> firstWith(String address, JsonObject body,
+                                                           java.util.function.Predicate<JsonObject> has) {
+    List<String> nodes = liveNodes();
+    Promise<Map.Entry<String, JsonObject>> found = Promise.promise();
+    int[] left = {nodes.size()};
+    boolean[] someFailed = {false};
+    for (String n : nodes) {
+      send(n, address, body, new DeliveryOptions().setSendTimeout(5_000)).onComplete(r -> {
+        if (r.succeeded() && has.test(r.result())) {
+          found.tryComplete(new java.util.AbstractMap.SimpleImmutableEntry<>(n, r.result()));
+        } else if (r.failed() && ErrorCode.of(r.cause()) != ErrorCode.UNKNOWN_THREAD) {
+          someFailed[0] = true;
+        }
+        if (--left[0] == 0) {
+          found.tryComplete(new java.util.AbstractMap.SimpleImmutableEntry<>(null,
+              someFailed[0] ? new JsonObject() : null));
+        }
+      });
+    }
+    return found.future();
   }
 
   /**
@@ -402,6 +425,9 @@ public final class AgentNodes {
 
   private Future<JsonObject> requests(String address, JsonObject body, DeliveryOptions options) {
     return all(address, body, options, false).map(replies -> {
+      if (Addresses.PERMISSION_PENDING.equals(address)) {
+        replies.values().forEach(this::heardUpTo); // what this list says is what the facts said so far
+      }
       List<JsonObject> rows = new ArrayList<>();
       replies.forEach((node, r) -> r.getJsonArray("requests").forEach(o -> {
         JsonObject row = o instanceof JsonObject j ? j : JsonObject.mapFrom(o);

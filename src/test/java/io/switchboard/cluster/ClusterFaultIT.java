@@ -169,7 +169,8 @@ class ClusterFaultIT {
     }
     JsonObject card = open.get(random.nextInt(open.size()));
     boolean twice = random.nextBoolean();
-    String option = card.getJsonArray("options").getJsonObject(random.nextInt(2)).getString("optionId");
+    // Allow once or reject: "always allow" would let the demo agent's next edits go unasked.
+    String option = card.getJsonArray("options").getJsonObject(random.nextBoolean() ? 0 : 2).getString("optionId");
     JsonObject answer = new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
         .put("optionId", option);
     page.send(answer);

@@ -171,7 +171,7 @@ class ClusterIT {
       page.next(f -> "permission_request".equals(f.getString("type"))
           && card.getString("requestId").equals(f.getString("requestId")), "the card still waiting on " + thread, 30);
       page.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
-          .put("optionId", card.getJsonArray("options").getJsonObject(1).getString("optionId")));
+          .put("optionId", card.getJsonArray("options").getJsonObject(2).getString("optionId")));
       page.next(f -> "permission_resolved".equals(f.getString("type"))
           && card.getString("requestId").equals(f.getString("requestId")), "its end after the edge's restart", 30);
     }

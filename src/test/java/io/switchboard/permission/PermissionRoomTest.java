@@ -69,6 +69,53 @@ class PermissionRoomTest {
     }
   }
 
+  /**
+   * Cluster mode: the surfaces are on edge nodes. A request outlives its last edge for the grace
+   * period (an edge of any incarnation that joins in time keeps it waiting); once no edge was there
+   * for that long, the pending requests end no-edge and new ones end at once, until an edge joins.
+   */
+  @Test
+  void withoutAnEdgeNodeForTheGracePeriodPendingRequestsEndNoEdge() {
+    rooms.crashPermissionRoom();
+    var bus = rooms.vertx.eventBus();
+    JsonObject edge = new JsonObject().put("node", "edge").put("role", "edge").put("incarnation", "e1");
+    bus.<JsonObject>localConsumer(io.switchboard.bus.Addresses.CLUSTER_MEMBERS, m -> m.reply(new JsonObject()
+        .put("members", new io.vertx.core.json.JsonArray().add(edge.copy()).add(new JsonObject().put("node", "b")
+            .put("role", "agent").put("incarnation", "a1")))));
+    await(rooms.vertx.deployVerticle(new PermissionRoom(100).edgeGrace(400)));
+    var first = rooms.register(request("t1", "s1", "g1", "web"));
+    waitFor(() -> rooms.shown.size() == 1, "shown while the edge is there");
+    // The edge leaves and a restarted one (another incarnation) joins within the grace: it waits on.
+    rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "left"));
+    sleep(200);
+    rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "joined")
+        .put("incarnation", "e2"));
+    sleep(600);
+    assertFalse(first.isComplete(), "still pending: an edge came back within the grace period");
+    // Gone for longer than the grace: it ends, and so does a new one, at once.
+    rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "left")
+        .put("incarnation", "e2"));
+    assertCancelled(await(first), PermissionRoom.NO_EDGE);
+    assertCancelled(await(rooms.register(request("t1", "s1", "g2", "web"))), PermissionRoom.NO_EDGE);
+    assertEquals(PermissionRoom.NO_EDGE, rooms.ledgerRow(rooms.idOf("g1")).getJsonObject("outcome")
+        .getString("reason"));
+    // An edge joins: requests wait for an answer again.
+    rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "joined")
+        .put("incarnation", "e3"));
+    sleep(100);
+    var third = rooms.register(request("t1", "s1", "g3", "web"));
+    waitFor(() -> rooms.shown.size() == 2, "the third shown once an edge is back");
+    assertFalse(third.isComplete());
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   @Test
   void largeToolCallsAreBoundedByTheirSizeNotOnlyByTheirCount() {
     rooms.crashPermissionRoom();

@@ -1,0 +1,414 @@
+package io.switchboard.cluster;
+
+import static io.switchboard.testkit.PermissionHarness.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.lifecycle.AfterProperty;
+import net.jqwik.api.lifecycle.BeforeProperty;
+
+/**
+ * The edge's router to the agent nodes over generated histories of two agent nodes: requests shown
+ * (some of their facts lost, some repeated late), answers (some twice), nodes that leave, come back
+ * as the same incarnation (a healed partition) or a new one (a restart, which voids what was
+ * pending), and nodes that stop answering (paused). Fake agent nodes keep the ledger rules. For
+ * every history: an answer reaches only the node that owns its request; a request is won by at most
+ * one answer, and an answer to a pending request on a node that is there and answering wins it; a
+ * node that is gone is refused at once as unavailable, and whatever waited on a node when it left
+ * fails at once (no ask outlives the history: none waits for Vert.x's 30 s timeout); a lost fact
+ * is noticed as a gap in that node's sequence.
+ */
+class AgentNodesProperties {
+  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay {}
+
+  /** A node shows a new request; its fact may be lost on the way. */
+  record Show(int node, boolean lost) implements Step {}
+
+  record Answer(int request, boolean twice) implements Step {}
+
+  record Leave(int node) implements Step {}
+
+  /** The node is a member again: the same incarnation (a heal) or a restarted one. */
+  record Join(int node, boolean restarted) implements Step {}
+
+  record Pause(int node) implements Step {}
+
+  record Resume(int node) implements Step {}
+
+  /** An old fact of a node arrives again, late. */
+  record Replay(int node) implements Step {}
+
+  private Vertx vertx;
+  private int history;
+
+  @BeforeProperty
+  void start() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterProperty
+  void stop() {
+    await(vertx.close());
+  }
+
+  @Provide
+  Arbitrary<List<Step>> histories() {
+    Arbitrary<Integer> node = Arbitraries.integers().between(0, 1);
+    Arbitrary<Step> step = Arbitraries.frequencyOf(
+        net.jqwik.api.Tuple.of(6, Combinators.combine(node, Arbitraries.of(false, false, false, true)).as(Show::new)),
+        net.jqwik.api.Tuple.of(8, Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(true, false))
+            .as(Answer::new)),
+        net.jqwik.api.Tuple.of(2, node.map(Leave::new)),
+        net.jqwik.api.Tuple.of(2, Combinators.combine(node, Arbitraries.of(true, false)).as(Join::new)),
+        net.jqwik.api.Tuple.of(1, node.map(Pause::new)),
+        net.jqwik.api.Tuple.of(1, node.map(Resume::new)),
+        net.jqwik.api.Tuple.of(1, node.map(Replay::new)));
+    return step.list().ofMinSize(1).ofMaxSize(25);
+  }
+
+  @Property(tries = 100, shrinking = ShrinkingMode.BOUNDED)
+  boolean answersReachOnlyTheirOwnerOnceAndNothingWaitsOnAGoneNode(@ForAll("histories") List<Step> steps)
+      throws Exception {
+    new Run("h" + (history++)).play(steps);
+    return true;
+  }
+
+  /** A fake agent node: its permission room's pending table and ledger, as far as the router sees them. */
+  private final class FakeNode {
+    final String name;
+    String incarnation;
+    long seq;
+    boolean member = true;
+    boolean running = true;
+    boolean paused;
+    final Set<String> pending = new HashSet<>();
+    final Set<String> ended = new HashSet<>();
+    final Set<String> owned = new HashSet<>();
+    final List<String> answersReceived = new ArrayList<>();
+    final List<Message<JsonObject>> held = new ArrayList<>();
+    /** Every fact of this node that was delivered, with its address (a late copy may come again). */
+    final List<Map.Entry<String, JsonObject>> facts = new ArrayList<>();
+    final List<MessageConsumer<?>> consumers = new ArrayList<>();
+    /** Whether a fact of this incarnation was lost and a later one delivered (a gap to notice). */
+    boolean lostThenHeard;
+    boolean lostSinceLastHeard;
+
+    FakeNode(String name) {
+      this.name = name;
+      this.incarnation = name + "-1";
+      serve();
+    }
+
+    void serve() {
+      consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.PERMISSION_ANSWER), m -> {
+        if (paused) {
+          held.add(m);
+        } else {
+          answer(m);
+        }
+      }));
+      consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.STORE_LEDGER_GET), m -> {
+        String id = m.body().getString("requestId");
+        if (paused) {
+          held.add(m);
+          return;
+        }
+        m.reply(new JsonObject().put("request", owned.contains(id)
+            ? new JsonObject().put("requestId", id).put("endedAt", ended.contains(id) ? 1L : null) : null));
+      }));
+    }
+
+    void answer(Message<JsonObject> m) {
+      String id = m.body().getString("requestId");
+      if (m.address().endsWith(Addresses.STORE_LEDGER_GET.substring(2))) {
+        m.reply(new JsonObject().put("request", owned.contains(id) ? new JsonObject().put("requestId", id) : null));
+        return;
+      }
+      answersReceived.add(id);
+      if (pending.remove(id)) {
+        ended.add(id);
+        m.reply(new JsonObject().put("requestId", id));
+        publish(Addresses.PERMISSION_RESOLVED, id, false);
+      } else if (ended.contains(id)) {
+        ErrorCode.ALREADY_ANSWERED.fail(m, "request " + id + " was already answered");
+      } else {
+        ErrorCode.UNKNOWN_REQUEST.fail(m, "unknown request " + id);
+      }
+    }
+
+    void publish(String address, String id, boolean lost) {
+      JsonObject fact = new JsonObject().put("requestId", id).put("threadId", "t-" + name).put("node", name)
+          .put("incarnation", incarnation).put("seq", ++seq);
+      if (lost) {
+        lostSinceLastHeard = true;
+        return;
+      }
+      if (lostSinceLastHeard) {
+        lostThenHeard = true;
+        lostSinceLastHeard = false;
+      }
+      facts.add(Map.entry(address, fact));
+      vertx.eventBus().publish(address, fact);
+    }
+
+    void stopServing() {
+      consumers.forEach(MessageConsumer::unregister);
+      consumers.clear();
+    }
+  }
+
+  private final class Run {
+    final String prefix;
+    final List<FakeNode> nodes = new ArrayList<>();
+    final List<String> requests = new ArrayList<>();
+    final Map<String, FakeNode> owner = new HashMap<>();
+    final List<Future<JsonObject>> asks = new ArrayList<>();
+    /** The node each answer was meant for (its request's owner). */
+    final Map<Future<JsonObject>, FakeNode> target = new java.util.IdentityHashMap<>();
+    final Map<String, Integer> wins = new HashMap<>();
+    final Map<String, Integer> gaps = new HashMap<>();
+    Context context;
+    AgentNodes router;
+    MessageConsumer<JsonObject> members;
+
+    Run(String prefix) {
+      this.prefix = prefix;
+    }
+
+    /** Runs on the router's context: it is used from one event loop, as the rooms use it. */
+    <T> T on(Supplier<T> action) throws Exception {
+      CompletableFuture<T> result = new CompletableFuture<>();
+      context.runOnContext(v -> {
+        try {
+          result.complete(action.get());
+        } catch (Throwable t) {
+          result.completeExceptionally(t);
+        }
+      });
+      return result.get(10, TimeUnit.SECONDS);
+    }
+
+    void play(List<Step> steps) throws Exception {
+      nodes.add(new FakeNode(prefix + "-a"));
+      nodes.add(new FakeNode(prefix + "-b"));
+      members = vertx.eventBus().localConsumer(Addresses.CLUSTER_MEMBERS, m -> {
+        JsonArray list = new JsonArray();
+        nodes.stream().filter(n -> n.member).forEach(n -> list.add(new JsonObject().put("node", n.name)
+            .put("role", "agent").put("incarnation", n.incarnation)));
+        m.reply(new JsonObject().put("members", list));
+      });
+      context = vertx.getOrCreateContext();
+      router = new AgentNodes(vertx, true);
+      await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum))));
+      try {
+        for (Step step : steps) {
+          apply(step);
+        }
+        // Whatever still waits on a paused node ends when the cluster declares it gone.
+        for (FakeNode n : nodes) {
+          if (n.paused && n.member) {
+            leave(n);
+          }
+        }
+        check();
+      } finally {
+        members.unregister();
+        nodes.forEach(FakeNode::stopServing);
+      }
+    }
+
+    void apply(Step step) throws Exception {
+      if (step instanceof Show s) {
+        FakeNode n = nodes.get(s.node());
+        if (!n.running || n.paused) {
+          return;
+        }
+        String id = prefix + "-r" + requests.size();
+        requests.add(id);
+        owner.put(id, n);
+        n.owned.add(id);
+        n.pending.add(id);
+        n.publish(Addresses.PERMISSION_SHOWN, id, s.lost());
+        settle();
+      } else if (step instanceof Answer a) {
+        if (requests.isEmpty()) {
+          return;
+        }
+        String id = requests.get(a.request() % requests.size());
+        FakeNode n = owner.get(id);
+        boolean wasPending = n.pending.contains(id);
+        boolean reachable = n.member && n.running && !n.paused;
+        List<Future<JsonObject>> sent = new ArrayList<>();
+        for (int i = 0; i < (a.twice() ? 2 : 1); i++) {
+          sent.add(on(() -> router.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", id)
+              .put("optionId", "allow").put("surface", "web"))));
+        }
+        asks.addAll(sent);
+        sent.forEach(f -> target.put(f, n));
+        if (!reachable) {
+          if (!n.member) {
+            // Gone: refused by the router at once (or, when the router must look the request up and
+            // a member is paused, within the look-up's 5 s bound).
+            boolean slowLookUp = nodes.stream().anyMatch(o -> o.member && o.paused);
+            for (Future<JsonObject> f : sent) {
+              Throwable err = awaitFailure(f, slowLookUp ? 6_000 : 1_000);
+              assertEquals(ErrorCode.UNAVAILABLE, ErrorCode.of(err), err.getMessage());
+            }
+          }
+          return;
+        }
+        Future.join(sent).toCompletionStage().toCompletableFuture().exceptionally(x -> null).get(10, TimeUnit.SECONDS);
+        long won = sent.stream().filter(Future::succeeded).count();
+        if (wasPending) {
+          assertEquals(1, won, "an answer to pending request " + id + " on a node that answers wins it, once");
+        } else {
+          assertEquals(0, won, "an ended request " + id + " is not won again");
+        }
+        sent.stream().filter(Future::failed).forEach(f -> {
+          ErrorCode code = ErrorCode.of(f.cause());
+          assertTrue(code == ErrorCode.ALREADY_ANSWERED || code == ErrorCode.UNKNOWN_REQUEST
+              && !n.owned.contains(id), f.cause().getMessage());
+        });
+      } else if (step instanceof Leave l) {
+        FakeNode n = nodes.get(l.node());
+        if (n.member) {
+          leave(n);
+        }
+      } else if (step instanceof Join j) {
+        FakeNode n = nodes.get(j.node());
+        if (n.member && !j.restarted()) {
+          return;
+        }
+        if (j.restarted()) {
+          // A restart: the old process is gone (what it held fails), the new one voids its pending.
+          if (n.member) {
+            leave(n);
+          }
+          n.stopServing();
+          n.held.clear();
+          n.paused = false;
+          n.incarnation = n.name + "-" + (Integer.parseInt(n.incarnation.substring(n.incarnation.lastIndexOf('-')
+              + 1)) + 1);
+          n.seq = 0;
+          n.lostSinceLastHeard = false;
+          n.serve();
+          for (String id : new ArrayList<>(n.pending)) {
+            n.pending.remove(id);
+            n.ended.add(id);
+            n.publish(Addresses.PERMISSION_CANCELLED, id, false);
+          }
+        }
+        n.member = true;
+        n.running = true;
+        vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, new JsonObject().put("event", "joined").put("node", n.name)
+            .put("role", "agent").put("incarnation", n.incarnation));
+        settle();
+      } else if (step instanceof Pause p) {
+        nodes.get(p.node()).paused = true;
+      } else if (step instanceof Resume r) {
+        FakeNode n = nodes.get(r.node());
+        if (n.paused && n.running) {
+          n.paused = false;
+          List<Message<JsonObject>> held = new ArrayList<>(n.held);
+          n.held.clear();
+          held.forEach(n::answer);
+          settle();
+        }
+      } else if (step instanceof Replay r) {
+        FakeNode n = nodes.get(r.node());
+        if (!n.facts.isEmpty()) {
+          Map.Entry<String, JsonObject> old = n.facts.get(0);
+          vertx.eventBus().publish(old.getKey(), old.getValue().copy());
+          settle();
+        }
+      }
+    }
+
+    void leave(FakeNode n) throws Exception {
+      n.member = false;
+      List<Future<JsonObject>> waiting = asks.stream().filter(f -> !f.isComplete() && target.get(f) == n).toList();
+      vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, new JsonObject().put("event", "left").put("node", n.name)
+          .put("role", "agent").put("incarnation", n.incarnation));
+      // What waited on it fails at once: well within a second, not at the 30 s send timeout.
+      for (Future<JsonObject> f : waiting) {
+        awaitDone(f);
+        assertEquals(ErrorCode.UNAVAILABLE, ErrorCode.of(f.cause()), "an answer waiting on " + n.name
+            + " when it left");
+      }
+      settle();
+    }
+
+    void check() throws Exception {
+      settle();
+      for (Future<JsonObject> f : asks) {
+        awaitDone(f); // none outlives the history
+      }
+      for (FakeNode n : nodes) {
+        for (String id : n.answersReceived) {
+          assertTrue(n.owned.contains(id), n.name + " received an answer to " + id + ", which it does not own");
+        }
+        if (n.lostThenHeard) {
+          assertTrue(gaps.getOrDefault(n.name, 0) > 0, n.name + ": a lost fact went unnoticed");
+        }
+      }
+      // Each request is won at most once, at its owner.
+      for (Future<JsonObject> f : asks) {
+        if (f.succeeded()) {
+          wins.merge(f.result().getString("requestId"), 1, Integer::sum);
+        }
+      }
+      wins.forEach((id, count) -> assertEquals(1, count, "request " + id + " won " + count + " times"));
+    }
+
+    /** Lets the facts just published reach the router. */
+    void settle() throws Exception {
+      on(() -> null);
+      Thread.sleep(2);
+      on(() -> null);
+    }
+
+    Throwable awaitFailure(Future<JsonObject> f, long ms) throws Exception {
+      awaitDone(f, ms);
+      assertTrue(f.failed(), "expected a refusal, got " + f.result());
+      return f.cause();
+    }
+
+    void awaitDone(Future<JsonObject> f) throws Exception {
+      awaitDone(f, 1_000);
+    }
+
+    void awaitDone(Future<JsonObject> f, long ms) throws Exception {
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+      while (!f.isComplete() && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      assertTrue(f.isComplete(), "an ask still waits " + ms + " ms after its node left or the history ended");
+    }
+  }
+}
