@@ -498,6 +498,9 @@ public final class AgentNodes {
   /** Counts add up, lists join; {@code nodes} keeps each node's own answer. */
   private static JsonObject agentStatus(Map<String, JsonObject> replies) {
     JsonObject merged = merge(replies);
+    // A setting, not a count: the longest of the nodes' (each node's own is under "nodes").
+    merged.put("idleStopSeconds", replies.values().stream().mapToLong(r -> r.getLong("idleStopSeconds", 0L)).max()
+        .orElse(0));
     JsonObject nodes = new JsonObject();
     replies.forEach(nodes::put);
     return merged.put("nodes", nodes);

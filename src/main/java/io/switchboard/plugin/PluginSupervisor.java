@@ -534,9 +534,13 @@ final class PluginSupervisor {
       case "/status" -> {
         return (r.threadId == null ? Future.succeededFuture(new JsonObject())
             : room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", r.threadId)))
-            .compose(t -> say(r, t.isEmpty() ? "No conversation yet: send a message to start one."
+            .map(t -> t.isEmpty() ? "No conversation yet: send a message to start one."
                 : "Thread " + t.getString("threadId") + " with agent " + t.getString("agent")
-                    + (t.getBoolean("busy") ? ", working." : ", idle.") + " " + r.lane.size() + " messages waiting."))
+                    + (t.getString("node") == null ? "" : " on " + t.getString("node"))
+                    + (t.getBoolean("busy") ? ", working." : ", idle.") + " " + r.lane.size() + " messages waiting.")
+            // In a cluster its agent node may be gone: the chat is told so, not left without an answer.
+            .recover(err -> Future.succeededFuture("Thread " + r.threadId + " does not answer now: " + err.getMessage()))
+            .compose(text -> say(r, text))
             .map(x -> new JsonObject().put("stopReason", "end_turn"));
       }
       case "/help" -> reply = HELP;

@@ -8,7 +8,6 @@ import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;

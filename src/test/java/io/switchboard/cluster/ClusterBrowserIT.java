@@ -7,13 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.switchboard.testkit.Chromium;
 import io.switchboard.testkit.JarGateway;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,18 +36,20 @@ class ClusterBrowserIT {
 
   @TempDir
   Path dir;
-  final List<Process> nodes = new ArrayList<>();
+  LoopbackCluster cluster;
   ChromeDriver browser;
+
+  @org.junit.jupiter.api.BeforeEach
+  void setUp() {
+    cluster = new LoopbackCluster(dir);
+  }
 
   @AfterEach
   void stop() {
     if (browser != null) {
       browser.quit();
     }
-    nodes.forEach(p -> {
-      p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-    });
+    cluster.close();
   }
 
   @Test
@@ -64,11 +63,11 @@ class ClusterBrowserIT {
   }
 
   private void staleWhileTheAgentNodeIsPaused(int width, int height) throws Exception {
-    int[] ports = {ClusterIT.freePort(), ClusterIT.freePort(), ClusterIT.freePort()};
-    List<String> members = ClusterIT.members(ports);
-    start("build-1", config("build-1", "agent", ports[1], members));
-    JarGateway agentNode = start("build-2", config("build-2", "agent", ports[2], members));
-    JarGateway edge = start("edge", config("edge", "edge", ports[0], members));
+    int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort()};
+    List<String> members = LoopbackCluster.members(ports);
+    cluster.start("build-1", cluster.config("build-1", "agent", ports[1], members));
+    JarGateway agentNode = cluster.start("build-2", cluster.config("build-2", "agent", ports[2], members));
+    JarGateway edge = cluster.start("edge", cluster.config("edge", "edge", ports[0], members));
     browser = Chromium.start(dir.resolve("chromium"));
     browser.manage().window().setSize(new Dimension(width, height));
     logIn(edge);
@@ -94,7 +93,7 @@ class ClusterBrowserIT {
         .isEmpty() ? null : d.findElement(By.cssSelector(".card:not(.resolved)")));
 
     // Paused past the member timeout (5 s): the edge declares it gone.
-    signal("STOP", agentNode.process());
+    LoopbackCluster.signal("STOP", agentNode.process());
     WebElement verdict = card.findElement(By.cssSelector(".verdict"));
     new WebDriverWait(browser, Duration.ofSeconds(40)).until(d -> verdict.getText()
         .startsWith("Cannot be answered now: agent node build-2 left the cluster"));
@@ -117,7 +116,7 @@ class ClusterBrowserIT {
 
     // Resumed: the same incarnation, its request still pending there, merges back into the cluster.
     long resumed = System.nanoTime();
-    signal("CONT", agentNode.process());
+    LoopbackCluster.signal("CONT", agentNode.process());
     new WebDriverWait(browser, Duration.ofSeconds(90)).until(d -> verdict.getText().equals("Answerable again"));
     System.out.printf("cluster: a paused agent node's card was answerable again %d ms after SIGCONT%n",
         (System.nanoTime() - resumed) / 1_000_000);
@@ -127,29 +126,9 @@ class ClusterBrowserIT {
     waiting().until(d -> card.getAttribute("class").contains("resolved")
         && card.findElement(By.cssSelector(".verdict")).getText().startsWith("Allow once — answered by"));
     screenshot(width, "answered");
-    JsonArray ledger = ClusterIT.ledger(dir.resolve("build-2").resolve("data"));
+    JsonArray ledger = LoopbackCluster.ledger(cluster.dataDir("build-2"));
     assertEquals(1, ledger.size(), ledger.encodePrettily());
     assertEquals("selected", ledger.getJsonObject(0).getJsonObject("outcome").getString("outcome"));
-  }
-
-  private Path config(String node, String role, int port, List<String> members) throws Exception {
-    JsonObject config = new JsonObject().put("dataDir", dir.resolve(node).resolve("data").toString())
-        .put("http", new JsonObject().put("port", 0))
-        .put("cluster", new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1")
-            .put("port", port).put("busPort", ClusterIT.freePort()).put("members", new JsonArray(members)));
-    Path file = dir.resolve(node + ".json");
-    Files.writeString(file, config.encodePrettily());
-    return file;
-  }
-
-  private JarGateway start(String node, Path config) throws Exception {
-    JarGateway started = JarGateway.startNode(dir.resolve(node), config, List.of("-Xmx256m", "-XX:+UseSerialGC"));
-    nodes.add(started.process());
-    return started;
-  }
-
-  private static void signal(String name, Process p) throws Exception {
-    assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor());
   }
 
   private void logIn(JarGateway edge) {

@@ -42,7 +42,7 @@ class ClusterFaultIT {
   static final long LONG_PAUSE_MS = 9_000;
 
   final Vertx vertx = Vertx.vertx();
-  final List<Process> processes = new ArrayList<>();
+  LoopbackCluster cluster;
   final Map<String, JarGateway> nodes = new HashMap<>();
   final Map<String, Path> configs = new HashMap<>();
   final Map<String, String> threads = new LinkedHashMap<>(); // node -> its thread
@@ -56,7 +56,9 @@ class ClusterFaultIT {
 
   @AfterEach
   void stop() throws Exception {
-    processes.forEach(Process::destroyForcibly);
+    if (cluster != null) {
+      cluster.close();
+    }
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
@@ -74,8 +76,7 @@ class ClusterFaultIT {
         throw new AssertionError("cluster fault run with seed " + seed + " broke an invariant (replay with "
             + "-Dcluster.seed=" + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
       } finally {
-        processes.forEach(Process::destroyForcibly);
-        processes.clear();
+        cluster.close();
       }
     }
     System.out.println("cluster faults injected in " + (fixed != null ? 1 : runs) + " runs: " + faultCounts);
@@ -84,15 +85,16 @@ class ClusterFaultIT {
   private void run(long seed) throws Exception {
     random = new Random(seed);
     dir = Files.createTempDirectory("sb-cluster-fault-" + seed);
+    cluster = new LoopbackCluster(dir);
     log.clear();
     nodes.clear();
     threads.clear();
     edgeToken = null;
-    int[] ports = {ClusterIT.freePort(), ClusterIT.freePort(), ClusterIT.freePort()};
-    List<String> members = ClusterIT.members(ports);
-    configs.put("edge", config("edge", "edge", ports[0], members));
-    configs.put("build-a", config("build-a", "agent", ports[1], members));
-    configs.put("build-b", config("build-b", "agent", ports[2], members));
+    int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort()};
+    List<String> members = LoopbackCluster.members(ports);
+    configs.put("edge", cluster.config("edge", "edge", ports[0], members));
+    configs.put("build-a", cluster.config("build-a", "agent", ports[1], members));
+    configs.put("build-b", cluster.config("build-b", "agent", ports[2], members));
     for (String node : List.of("build-a", "build-b", "edge")) {
       start(node);
     }
@@ -222,9 +224,9 @@ class ClusterFaultIT {
     fault(name);
     List<String> hadOpen = model().open.values().stream().filter(c -> node.equals(c.getString("node")))
         .map(c -> c.getString("requestId")).toList();
-    signal("STOP", nodes.get(node).process());
+    LoopbackCluster.signal("STOP", nodes.get(node).process());
     Thread.sleep(ms);
-    signal("CONT", nodes.get(node).process());
+    LoopbackCluster.signal("CONT", nodes.get(node).process());
     long resumed = System.nanoTime();
     if (ms > 5_000) {
       // Declared gone while paused: its cards went stale; resumed, the same incarnation merges back
@@ -302,7 +304,7 @@ class ClusterFaultIT {
     // Each node's ledger: every request ended once, as the page was told; the chain verifies.
     for (String node : AGENT_NODES) {
       Path data = dir.resolve(node).resolve("data");
-      JsonArray ledger = ClusterIT.ledger(data);
+      JsonArray ledger = LoopbackCluster.ledger(data);
       Map<String, Integer> ids = new HashMap<>();
       for (Object o : ledger) {
         JsonObject row = (JsonObject) o;
@@ -324,7 +326,7 @@ class ClusterFaultIT {
     // Every card the page was shown is in its node's ledger.
     for (Map.Entry<String, JsonObject> shown : m.shown.entrySet()) {
       String node = shown.getValue().getString("node");
-      assertTrue(ClusterIT.ledger(dir.resolve(node).resolve("data")).stream()
+      assertTrue(LoopbackCluster.ledger(dir.resolve(node).resolve("data")).stream()
           .anyMatch(r -> shown.getKey().equals(((JsonObject) r).getString("requestId"))),
           "card " + shown.getKey() + " is not in " + node + "'s ledger");
     }
@@ -369,27 +371,12 @@ class ClusterFaultIT {
 
   // ---- nodes ----
 
-  private Path config(String node, String role, int port, List<String> members) throws Exception {
-    JsonObject config = new JsonObject().put("dataDir", dir.resolve(node).resolve("data").toString())
-        .put("http", new JsonObject().put("port", 0))
-        .put("cluster", new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1")
-            .put("port", port).put("busPort", ClusterIT.freePort()).put("members", new JsonArray(members)));
-    Path file = dir.resolve(node + ".json");
-    Files.writeString(file, config.encodePrettily());
-    return file;
-  }
-
   private void start(String node) throws Exception {
-    JarGateway started = JarGateway.startNode(dir.resolve(node), configs.get(node),
-        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
-    processes.add(started.process());
-    nodes.put(node, started);
+    nodes.put(node, cluster.start(node, configs.get(node)));
   }
 
   private void kill(String node) throws Exception {
-    Process p = nodes.get(node).process();
-    p.destroyForcibly();
-    assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+    LoopbackCluster.kill(nodes.get(node).process());
   }
 
   private void openPage() {
@@ -406,9 +393,7 @@ class ClusterFaultIT {
         .startsWith("agent node " + node + " left the cluster"), "the notice that " + node + " left", seconds);
   }
 
-  private static void signal(String name, Process p) throws Exception {
-    assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor());
-  }
+
 
   private void fault(String name) {
     faultCounts.merge(name, 1, Integer::sum);

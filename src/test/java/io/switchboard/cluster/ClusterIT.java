@@ -1,5 +1,8 @@
 package io.switchboard.cluster;
 
+import static io.switchboard.cluster.LoopbackCluster.freePort;
+import static io.switchboard.cluster.LoopbackCluster.ledger;
+import static io.switchboard.cluster.LoopbackCluster.members;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,7 +11,6 @@ import io.switchboard.testkit.JarGateway;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,53 +32,34 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterIT {
   @TempDir
   Path dir;
-  final List<Process> nodes = new ArrayList<>();
+  LoopbackCluster cluster;
   final Vertx vertx = Vertx.vertx();
+
+  @org.junit.jupiter.api.BeforeEach
+  void setUp() {
+    cluster = new LoopbackCluster(dir);
+  }
 
   @AfterEach
   void stop() throws Exception {
-    nodes.forEach(Process::destroyForcibly);
+    cluster.close();
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  static List<String> members(int[] ports) {
-    return java.util.Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList();
-  }
-
-  private Path config(String node, String role, int port, int busPort, List<String> members) throws Exception {
-    return config(node, node, role, port, busPort, members);
-  }
-
-  /** {@code home}: the folder of the node's data and config (two nodes may be given one name). */
-  private Path config(String home, String node, String role, int port, int busPort, List<String> members)
-      throws Exception {
-    JsonObject config = new JsonObject().put("dataDir", dir.resolve(home).resolve("data").toString())
-        .put("http", new JsonObject().put("port", 0))
-        .put("cluster", new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1")
-            .put("port", port).put("busPort", busPort).put("members", new JsonArray(members)));
-    Path file = dir.resolve(home + ".json");
-    Files.writeString(file, config.encodePrettily());
-    return file;
+  private Path config(String node, String role, int port, List<String> members) throws Exception {
+    return cluster.config(node, role, port, members);
   }
 
   private JarGateway start(String node, Path config) throws Exception {
-    JarGateway started = JarGateway.startNode(dir.resolve(node), config, List.of("-Xmx256m", "-XX:+UseSerialGC"));
-    nodes.add(started.process());
-    return started;
+    return cluster.start(node, config);
   }
 
   @Test
   void anEdgeDrivesTwoAgentNodesAndOneNodesDeathLeavesTheOtherAtWork() throws Exception {
     int[] ports = {freePort(), freePort(), freePort()};
-    Path edgeConfig = config("edge", "edge", ports[0], freePort(), members(ports));
-    Path aConfig = config("build-a", "agent", ports[1], freePort(), members(ports));
-    Path bConfig = config("build-b", "agent", ports[2], freePort(), members(ports));
+    Path edgeConfig = config("edge", "edge", ports[0], members(ports));
+    Path aConfig = config("build-a", "agent", ports[1], members(ports));
+    Path bConfig = config("build-b", "agent", ports[2], members(ports));
 
     start("build-a", aConfig);
     JarGateway b = start("build-b", bConfig);
@@ -111,7 +94,7 @@ class ClusterIT {
     }
     // Each ledger has its own node's request, ended once by the web surface on the edge.
     for (String node : List.of("build-a", "build-b")) {
-      JsonArray ledger = ledger(dir.resolve(node).resolve("data"));
+      JsonArray ledger = ledger(cluster.dataDir(node));
       assertEquals(1, ledger.size(), node + ": " + ledger.encodePrettily());
       assertEquals("web", ledger.getJsonObject(0).getJsonObject("outcome").getJsonObject("answeredBy")
           .getString("surface"));
@@ -178,7 +161,7 @@ class ClusterIT {
 
     // Each node's ledger: every request ended, once.
     for (String node : List.of("build-a", "build-b")) {
-      JsonArray after = ledger(dir.resolve(node).resolve("data"));
+      JsonArray after = ledger(cluster.dataDir(node));
       assertEquals(3, after.size(), node + ": " + after.encodePrettily());
       assertTrue(after.stream().allMatch(r -> ((JsonObject) r).getJsonObject("outcome") != null),
           after.encodePrettily());
@@ -223,11 +206,72 @@ class ClusterIT {
     }
   }
 
+  /**
+   * An IM chat on the edge drives the agent node: its thread starts there, the card comes from that
+   * node's outbox and the tap ends the request in its ledger; the chat's own texts come from the
+   * edge's store. Each output is delivered once (acknowledged to the store that holds it). With
+   * the agent node gone the chat is told at once; started again, the card's end reaches the chat.
+   */
+  @Test
+  void anImChatOnTheEdgeDrivesTheAgentNodeThroughBothStores() throws Exception {
+    int[] ports = {freePort(), freePort()};
+    io.switchboard.testkit.PluginControl im = new io.switchboard.testkit.PluginControl(dir.resolve("im"));
+    Path edgeConfig = cluster.write("edge", im.gatewayConfig(cluster.dataDir("edge"))
+        .put("cluster", LoopbackCluster.section("edge", "edge", ports[0], members(ports))));
+    Path agentConfig = config("build-1", "agent", ports[1], members(ports));
+    JarGateway agentNode = start("build-1", agentConfig);
+    start("edge", edgeConfig);
+    im.awaitType("initialized", 1);
+
+    im.prompt("42", "42", "/help");
+    im.await(r -> "_switchboard/text".equals(r.getString("method")), 1, "the help text from the edge's store");
+    im.prompt("42", "42", "edit something");
+    JsonObject card = im.awaitType("card", 1);
+    String requestId = card.getJsonObject("params").getJsonObject("_meta").getJsonObject("switchboard")
+        .getString("requestId");
+    im.tap(card.getString("key"), "allow-once", "42");
+    im.await(r -> "_switchboard/permission_resolved".equals(r.getString("method"))
+        && requestId.equals(r.getJsonObject("params").getString("requestId")), 1, "the card's end");
+    JsonArray ledger = ledger(cluster.dataDir("build-1"));
+    assertEquals(1, ledger.size(), ledger.encodePrettily());
+    assertEquals("im:42", ledger.getJsonObject(0).getJsonObject("outcome").getJsonObject("answeredBy")
+        .getString("surface"));
+
+    // A second question waits when the agent node dies: a prompt then is answered at once.
+    im.prompt("42", "42", "edit again");
+    JsonObject second = im.awaitType("card", 2);
+    String secondId = second.getJsonObject("params").getJsonObject("_meta").getJsonObject("switchboard")
+        .getString("requestId");
+    agentNode.process().destroyForcibly();
+    assertTrue(agentNode.process().waitFor(20, TimeUnit.SECONDS));
+    Thread.sleep(3_000); // the cluster declares it gone (under a second for a killed process)
+    im.prompt("42", "42", "/status");
+    JsonObject told = im.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("agent node build-1 left the cluster"), 1,
+        "the chat told the node is gone");
+    System.out.println("cluster: the chat was told: " + told.getJsonObject("params").getString("text"));
+
+    // Back on its data: the card's request was voided, and the chat learns it from that node's outbox.
+    start("build-1", agentConfig);
+    JsonObject end = im.await(r -> "_switchboard/permission_resolved".equals(r.getString("method"))
+        && secondId.equals(r.getJsonObject("params").getString("requestId")), 1, "the voided card's end");
+    assertEquals("voided-by-restart", end.getJsonObject("params").getJsonObject("outcome").getString("reason"));
+    // Every output reached the chat once: acknowledged to the store that holds it, never sent again.
+    Thread.sleep(1_000);
+    java.util.Map<String, Long> perOutput = im.received().stream()
+        .filter(r -> r.getJsonObject("params") != null && r.getJsonObject("params").getString("outputId") != null)
+        .collect(java.util.stream.Collectors.groupingBy(r -> r.getJsonObject("params").getString("outputId"),
+            java.util.stream.Collectors.counting()));
+    assertTrue(perOutput.size() >= 3, perOutput.toString());
+    assertTrue(perOutput.values().stream().allMatch(n -> n == 1), "an output delivered twice: " + perOutput);
+    assertEquals(2, im.received(r -> "card".equals(r.getString("type"))).size(), "each card delivered once");
+  }
+
   @Test
   void aSecondNodeOfOneNameIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
     int[] ports = {freePort(), freePort()};
-    start("build", config("build", "agent", ports[0], freePort(), members(ports)));
-    Path other = config("build-2", "build", "agent", ports[1], freePort(), members(ports));
+    start("build", config("build", "agent", ports[0], members(ports)));
+    Path other = cluster.config("build-2", "build", "agent", ports[1], members(ports));
     // Its commands' addresses are named after it: the second node of that name stops instead.
     String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
         + "/*", "io.switchboard.Main", "--config", other.toString());
@@ -244,18 +288,12 @@ class ClusterIT {
     argv.addAll(List.of(args));
     Path out = Files.createTempFile(dir, "out", ".txt");
     Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-    nodes.add(p);
+    cluster.processes.add(p);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still running: " + Files.readString(out));
     String printed = Files.readString(out);
     assertEquals(1, p.exitValue(), printed);
     return printed;
   }
 
-  static JsonArray ledger(Path dataDir) throws Exception {
-    Process p = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "--data-dir",
-        dataDir.toString(), "--json").redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-    return new JsonArray(out);
-  }
+
 }
