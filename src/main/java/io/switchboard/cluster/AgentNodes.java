@@ -61,9 +61,19 @@ public final class AgentNodes {
   /** What waits for an answer from each node, failed at once when the node leaves. */
   private final Map<String, Set<Promise<?>>> asking = new HashMap<>();
 
+  /** How long a look-up (which node has this thread or request?) waits for each node's answer. */
+  static final long LOOK_UP_MS = 5_000;
+  private final long lookUpMs;
+
   public AgentNodes(Vertx vertx, boolean clustered) {
+    this(vertx, clustered, LOOK_UP_MS);
+  }
+
+  /** {@code lookUpMs}: tests shorten it. */
+  AgentNodes(Vertx vertx, boolean clustered, long lookUpMs) {
     this.vertx = vertx;
     this.clustered = clustered;
+    this.lookUpMs = lookUpMs;
   }
 
   public boolean clustered() {
@@ -230,10 +240,11 @@ public final class AgentNodes {
           toRequest(address, body, options);
       case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
       case Addresses.PERMISSION_STATUS -> all(address, body, options, true).map(AgentNodes::permissionStatus);
-      case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options).map(r -> new JsonObject());
-      case Addresses.STORE_OUTBOX_STATS -> withEdgeStore(address, body, options).map(AgentNodes::outboxStats);
-      case Addresses.STORE_OUTBOX_PENDING -> withEdgeStore(address, body, options).map(r -> outputs(r, body));
-      case Addresses.STORE_OUTBOX_REOPEN -> withEdgeStore(address, body, options).map(r -> new JsonObject());
+      case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options, true).map(r -> new JsonObject());
+      case Addresses.STORE_OUTBOX_STATS -> withEdgeStore(address, body, options, false).map(AgentNodes::outboxStats);
+      // A node that does not answer now holds back only its own outputs (read again when it is back).
+      case Addresses.STORE_OUTBOX_PENDING -> withEdgeStore(address, body, options, false).map(r -> outputs(r, body));
+      case Addresses.STORE_OUTBOX_REOPEN -> withEdgeStore(address, body, options, false).map(r -> new JsonObject());
       case Addresses.STORE_OUTBOX_ACK -> acknowledge(body, options);
       default -> body.getString("threadId") != null ? toThread(address, body, options)
           : Future.failedFuture(new IllegalArgumentException("no route in a cluster for " + address));
@@ -332,7 +343,7 @@ public final class AgentNodes {
     int[] left = {nodes.size()};
     boolean[] someFailed = {false};
     for (String n : nodes) {
-      send(n, address, body, new DeliveryOptions().setSendTimeout(5_000)).onComplete(r -> {
+      send(n, address, body, new DeliveryOptions().setSendTimeout(lookUpMs)).onComplete(r -> {
         if (r.succeeded() && has.test(r.result())) {
           found.tryComplete(new java.util.AbstractMap.SimpleImmutableEntry<>(n, r.result()));
         } else if (r.failed() && ErrorCode.of(r.cause()) != ErrorCode.UNKNOWN_THREAD) {
@@ -411,11 +422,15 @@ public final class AgentNodes {
     });
   }
 
-  /** Every agent node and the edge's own store (its key is the empty name), all of which must answer. */
-  private Future<Map<String, JsonObject>> withEdgeStore(String address, JsonObject body, DeliveryOptions options) {
+  /**
+   * Every agent node and the edge's own store (its key is the empty name); {@code strict}: all must
+   * answer, else the edge's store and the nodes that answered.
+   */
+  private Future<Map<String, JsonObject>> withEdgeStore(String address, JsonObject body, DeliveryOptions options,
+                                                        boolean strict) {
     Future<JsonObject> own = vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
-    return Future.all(own, all(address, body, options, true).recover(err ->
-            live.isEmpty() ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
+    return Future.all(own, all(address, body, options, strict).recover(err ->
+            live.isEmpty() || !strict ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
         .map(x -> {
           Map<String, JsonObject> replies = new TreeMap<>(x.<Map<String, JsonObject>>resultAt(1));
           replies.put("", own.result());

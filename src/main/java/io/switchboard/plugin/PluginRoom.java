@@ -64,20 +64,10 @@ public final class PluginRoom extends VerticleBase {
     for (PluginSpec spec : settings.plugins()) {
       plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, limits, version, timings));
     }
-    return nodes.start(member -> { }).compose(v -> nodes.ask(Addresses.THREAD_LIST, new JsonObject())).map(reply -> {
+    Future<Void> nodesKnown = nodes.start(this::memberChanged);
+    return nodesKnown.compose(v -> nodes.ask(Addresses.THREAD_LIST, new JsonObject())).map(reply -> {
       // Routes survive restarts: a chat stays with the newest thread it is attached to.
-      for (Object o : reply.getJsonArray("threads")) {
-        JsonObject t = (JsonObject) o;
-        for (Object r : t.getJsonArray("routes")) {
-          String surface = (String) r;
-          int colon = surface.indexOf(':');
-          PluginSupervisor p = colon > 0 ? plugins.get(surface.substring(0, colon)) : null;
-          if (p != null) {
-            p.restoreRoute(surface.substring(colon + 1), t.getString("threadId"), t.getString("startedBy"));
-            follow(t.getString("threadId"));
-          }
-        }
-      }
+      restoreRoutes(reply, true);
       bus.<JsonObject>consumer(Addresses.OUTBOX_READY, m -> {
         for (Object id : m.body().getJsonArray("pluginIds", new JsonArray())) {
           PluginSupervisor p = plugins.get((String) id);
@@ -127,6 +117,49 @@ public final class PluginRoom extends VerticleBase {
     List<Future<?>> stopping = new ArrayList<>();
     plugins.values().forEach(p -> stopping.add(p.stop()));
     return Future.join(stopping);
+  }
+
+  /** {@code replace}: a thread's route replaces the chat's; else only a chat without one takes it. */
+  private void restoreRoutes(JsonObject threadList, boolean replace) {
+    for (Object o : threadList.getJsonArray("threads")) {
+      JsonObject t = (JsonObject) o;
+      for (Object r : t.getJsonArray("routes")) {
+        String surface = (String) r;
+        int colon = surface.indexOf(':');
+        PluginSupervisor p = colon > 0 ? plugins.get(surface.substring(0, colon)) : null;
+        if (p != null && p.restoreRoute(surface.substring(colon + 1), t.getString("threadId"),
+            t.getString("startedBy"), replace)) {
+          follow(t.getString("threadId"));
+        }
+      }
+    }
+  }
+
+  /**
+   * Cluster mode: an agent node that joins (again) may have the threads of chats that had none while
+   * it was away (it was down when this edge started), and outputs for them (cards, their end
+   * states) that no read could reach; a node that merges back after a pause commits nothing that
+   * would say so. Once its rooms answer, the chats get their threads back and the plugins read
+   * their outbox again.
+   */
+  private void memberChanged(JsonObject member) {
+    if ("agent".equals(member.getString("role")) && "joined".equals(member.getString("event"))) {
+      catchUp(member.getString("node"), 60);
+    }
+  }
+
+  private void catchUp(String node, int tries) {
+    if (!nodes.isLive(node)) {
+      return;
+    }
+    nodes.askNode(node, Addresses.THREAD_LIST, new JsonObject(), io.switchboard.bus.Bus.quick()).onComplete(r -> {
+      if (r.succeeded()) {
+        restoreRoutes(r.result(), false);
+        plugins.values().forEach(PluginSupervisor::deliver);
+      } else if (tries > 1) {
+        vertx.setTimer(1_000, t -> catchUp(node, tries - 1));
+      }
+    });
   }
 
   /** What the plugins ask the rooms: in a cluster, of the agent node that owns the thread or request. */

@@ -172,10 +172,15 @@ final class PluginSupervisor {
         });
   }
 
-  void restoreRoute(String chatId, String threadId, String startedBy) {
+  /** The chat's thread after a restart; {@code replace} false: only for a chat without one. Whether it took it. */
+  boolean restoreRoute(String chatId, String threadId, String startedBy, boolean replace) {
     Route r = routes.computeIfAbsent(chatId, c -> new Route(spec.id(), c));
+    if (!replace && r.threadId != null) {
+      return false;
+    }
     r.threadId = threadId;
     r.startedBy = startedBy;
+    return true;
   }
 
   // ---- process lifecycle ----

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
  */
 class ClusterFaultIT {
   static final List<String> AGENT_NODES = List.of("build-a", "build-b");
-  static final int STEPS = 8;
+  static final int STEPS = 7;
   /** Pauses: below the 5 s member timeout, and above it (with the detection, ~6 s). */
   static final long SHORT_PAUSE_MS = 2_000;
   static final long LONG_PAUSE_MS = 9_000;

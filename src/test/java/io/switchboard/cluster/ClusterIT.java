@@ -220,7 +220,7 @@ class ClusterIT {
         .put("cluster", LoopbackCluster.section("edge", "edge", ports[0], members(ports))));
     Path agentConfig = config("build-1", "agent", ports[1], members(ports));
     JarGateway agentNode = start("build-1", agentConfig);
-    start("edge", edgeConfig);
+    JarGateway edge = start("edge", edgeConfig);
     im.awaitType("initialized", 1);
 
     im.prompt("42", "42", "/help");
@@ -252,7 +252,7 @@ class ClusterIT {
     System.out.println("cluster: the chat was told: " + told.getJsonObject("params").getString("text"));
 
     // Back on its data: the card's request was voided, and the chat learns it from that node's outbox.
-    start("build-1", agentConfig);
+    JarGateway restarted = start("build-1", agentConfig);
     JsonObject end = im.await(r -> "_switchboard/permission_resolved".equals(r.getString("method"))
         && secondId.equals(r.getJsonObject("params").getString("requestId")), 1, "the voided card's end");
     assertEquals("voided-by-restart", end.getJsonObject("params").getJsonObject("outcome").getString("reason"));
@@ -265,6 +265,29 @@ class ClusterIT {
     assertTrue(perOutput.size() >= 3, perOutput.toString());
     assertTrue(perOutput.values().stream().allMatch(n -> n == 1), "an output delivered twice: " + perOutput);
     assertEquals(2, im.received(r -> "card".equals(r.getString("type"))).size(), "each card delivered once");
+    String threadLine = told.getJsonObject("params").getString("text").split(" does not answer")[0];
+
+    // The edge starts again while the agent node is down, then the node: the chat gets its thread
+    // back from the node as it comes (not a new thread on its next message).
+    LoopbackCluster.kill(restarted.process());
+    LoopbackCluster.kill(edge.process());
+    start("edge", edgeConfig);
+    im.awaitType("initialized", 2);
+    start("build-1", agentConfig);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    int asked = 1;
+    while (true) {
+      im.prompt("42", "42", "/status");
+      int n = ++asked;
+      JsonObject status = im.await(r -> "_switchboard/text".equals(r.getString("method"))
+          && (r.getJsonObject("params").getString("text").startsWith("Thread ")
+          || r.getJsonObject("params").getString("text").startsWith("No conversation yet")), n, "/status " + n);
+      if (status.getJsonObject("params").getString("text").startsWith(threadLine + " with agent demo on build-1")) {
+        break;
+      }
+      assertTrue(System.nanoTime() < deadline, "the chat's thread did not come back: " + status.encode());
+      Thread.sleep(1_000);
+    }
   }
 
   @Test
