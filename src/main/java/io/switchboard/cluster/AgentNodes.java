@@ -63,17 +63,24 @@ public final class AgentNodes {
 
   /** How long a look-up (which node has this thread or request?) waits for each node's answer. */
   static final long LOOK_UP_MS = 5_000;
+  /**
+   * How often an edge compares each node's fact count with what it heard: a gap is seen at the next
+   * fact, and a lost last fact (nothing after it) at this check.
+   */
+  static final long SEQUENCE_CHECK_MS = 15_000;
   private final long lookUpMs;
+  private final long sequenceCheckMs;
 
   public AgentNodes(Vertx vertx, boolean clustered) {
-    this(vertx, clustered, LOOK_UP_MS);
+    this(vertx, clustered, LOOK_UP_MS, SEQUENCE_CHECK_MS);
   }
 
-  /** {@code lookUpMs}: tests shorten it. */
-  AgentNodes(Vertx vertx, boolean clustered, long lookUpMs) {
+  /** Tests shorten the bounds. */
+  AgentNodes(Vertx vertx, boolean clustered, long lookUpMs, long sequenceCheckMs) {
     this.vertx = vertx;
     this.clustered = clustered;
     this.lookUpMs = lookUpMs;
+    this.sequenceCheckMs = sequenceCheckMs;
   }
 
   public boolean clustered() {
@@ -90,14 +97,19 @@ public final class AgentNodes {
    * each member fact after this router took it in. Completes once the members now are known.
    */
   public Future<Void> start(Consumer<JsonObject> onMember) {
-    return start(onMember, node -> { });
+    return start(onMember, node -> { }, false);
   }
 
   /**
    * As {@link #start(Consumer)}; {@code onGap} hears the name of an agent node some of whose
-   * permission facts this edge missed (their sequence skipped), to ask it what is pending.
+   * permission facts this edge missed (their sequence skipped, or, checked every 15 s, the node
+   * published more than was heard), to ask it what is pending.
    */
   public Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap) {
+    return start(onMember, onGap, true);
+  }
+
+  private Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap, boolean checksSequences) {
     if (!clustered) {
       return Future.succeededFuture();
     }
@@ -120,6 +132,21 @@ public final class AgentNodes {
       requestNode.remove(m.body().getString("requestId"));
       sequence(m.body(), onGap);
     });
+    if (checksSequences) {
+      vertx.setPeriodic(sequenceCheckMs, t -> liveNodes().forEach(node ->
+          send(node, Addresses.PERMISSION_STATUS, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs))
+              .onSuccess(status -> {
+                Long seq = status.getLong("seq");
+                Heard last = heard.get(node);
+                boolean missed = seq != null && (last == null || !last.incarnation().equals(status.getString(
+                    "incarnation")) ? seq > 0 : seq > last.seq());
+                if (missed) {
+                  log.warn("agent node {} published {} permission facts, this edge heard {}: asking it what is "
+                      + "pending", node, seq, last == null ? "none" : last.seq());
+                  onGap.accept(node);
+                }
+              })));
+    }
     return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).map(reply -> {
       for (Object o : reply.body().getJsonArray("members")) {
         JsonObject m = (JsonObject) o;
@@ -429,7 +456,11 @@ public final class AgentNodes {
   private Future<Map<String, JsonObject>> withEdgeStore(String address, JsonObject body, DeliveryOptions options,
                                                         boolean strict) {
     Future<JsonObject> own = vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
-    return Future.all(own, all(address, body, options, strict).recover(err ->
+    // What may go without a node is not held up by it for long (a restarted node's old registrations
+    // linger a moment in the cluster, and a request to them waits for its timeout).
+    DeliveryOptions bounded = strict ? options
+        : new DeliveryOptions(options).setSendTimeout(Math.min(options.getSendTimeout(), lookUpMs));
+    return Future.all(own, all(address, body, bounded, strict).recover(err ->
             live.isEmpty() || !strict ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
         .map(x -> {
           Map<String, JsonObject> replies = new TreeMap<>(x.<Map<String, JsonObject>>resultAt(1));
@@ -523,6 +554,9 @@ public final class AgentNodes {
 
   private static JsonObject permissionStatus(Map<String, JsonObject> replies) {
     JsonObject merged = merge(replies);
+    merged.remove("seq"); // each node's own count: no sum means anything
+    merged.remove("node");
+    merged.remove("incarnation");
     Long oldest = replies.values().stream().map(r -> r.getLong("oldestCreatedAt")).filter(java.util.Objects::nonNull)
         .min(Long::compare).orElse(null);
     return merged.put("oldestCreatedAt", oldest)

@@ -374,9 +374,13 @@ public final class PermissionRoom extends VerticleBase {
 
   private void status(Message<JsonObject> message) {
     Long oldest = pending.values().stream().map(p -> p.createdAt).min(Long::compare).orElse(null);
-    message.reply(new JsonObject().put("pending", pending.size()).put("ending", ending.size())
+    JsonObject reply = new JsonObject().put("pending", pending.size()).put("ending", ending.size())
         .put("oldestCreatedAt", oldest)
-        .put("closing", closing));
+        .put("closing", closing);
+    if (scope.node() != null) {
+      scope.stamp(reply).put("seq", factSeq); // an edge that heard less missed the last facts
+    }
+    message.reply(reply);
   }
 
   /** Cancels the whole table (reason shutdown) and replies once every end is in the ledger. */

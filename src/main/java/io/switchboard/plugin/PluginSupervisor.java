@@ -750,6 +750,11 @@ final class PluginSupervisor {
           if (deliverAgain) {
             context.runOnContext(v -> deliver());
           }
+          if (reply.failed() && gen == g && !deliverAgain) {
+            // Nothing else may come to wake the delivery (in a cluster, a node's read timed out).
+            log.warn("[{}] the outbox could not be read ({}); trying again in 2 s", tag, reply.cause().getMessage());
+            context.owner().setTimer(2_000, t -> deliver());
+          }
           if (reply.failed() || gen != g) {
             return;
           }

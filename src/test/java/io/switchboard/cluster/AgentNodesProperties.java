@@ -65,6 +65,8 @@ class AgentNodesProperties {
 
   /** The router's look-up bound, shortened: a paused node holds a look-up this long. */
   static final long LOOK_UP_MS = 300;
+  /** How often the router compares each node's fact count with what it heard, shortened. */
+  static final long SEQUENCE_CHECK_MS = 100;
 
   private Vertx vertx;
   private int history;
@@ -117,6 +119,8 @@ class AgentNodesProperties {
     /** Every fact of this node that was delivered, with its address (a late copy may come again). */
     final List<Map.Entry<String, JsonObject>> facts = new ArrayList<>();
     final List<MessageConsumer<?>> consumers = new ArrayList<>();
+    /** The gaps the router had reported of this node when its last fact was lost; -1: none lost since. */
+    int gapsAtLoss = -1;
     /** Whether a fact of this incarnation was lost and a later one delivered (a gap to notice). */
     boolean lostThenHeard;
     boolean lostSinceLastHeard;
@@ -133,6 +137,12 @@ class AgentNodesProperties {
           held.add(m);
         } else {
           answer(m);
+        }
+      }));
+      consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.PERMISSION_STATUS), m -> {
+        if (!paused) { // a paused node does not answer: the asker's bound ends it
+          m.reply(new JsonObject().put("pending", pending.size()).put("node", name).put("incarnation", incarnation)
+              .put("seq", seq));
         }
       }));
       consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.STORE_LEDGER_GET), m -> {
@@ -194,7 +204,7 @@ class AgentNodesProperties {
     /** The node each answer was meant for (its request's owner). */
     final Map<Future<JsonObject>, FakeNode> target = new java.util.IdentityHashMap<>();
     final Map<String, Integer> wins = new HashMap<>();
-    final Map<String, Integer> gaps = new HashMap<>();
+    final Map<String, Integer> gaps = new java.util.concurrent.ConcurrentHashMap<>();
     Context context;
     AgentNodes router;
     MessageConsumer<JsonObject> members;
@@ -226,7 +236,7 @@ class AgentNodesProperties {
         m.reply(new JsonObject().put("members", list));
       });
       context = vertx.getOrCreateContext();
-      router = new AgentNodes(vertx, true, LOOK_UP_MS);
+      router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS);
       await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum))));
       try {
         for (Step step : steps) {
@@ -256,6 +266,9 @@ class AgentNodesProperties {
         owner.put(id, n);
         n.owned.add(id);
         n.pending.add(id);
+        if (s.lost()) {
+          n.gapsAtLoss = gaps.getOrDefault(n.name, 0);
+        }
         n.publish(Addresses.PERMISSION_SHOWN, id, s.lost());
         settle();
       } else if (step instanceof Answer a) {
@@ -319,6 +332,7 @@ class AgentNodesProperties {
               + 1)) + 1);
           n.seq = 0;
           n.lostSinceLastHeard = false;
+          n.gapsAtLoss = -1;
           n.serve();
           for (String id : new ArrayList<>(n.pending)) {
             n.pending.remove(id);
@@ -380,6 +394,16 @@ class AgentNodesProperties {
         }
         if (n.lostThenHeard) {
           assertTrue(gaps.getOrDefault(n.name, 0) > 0, n.name + ": a lost fact went unnoticed");
+        }
+      }
+      // A lost fact with none after it is noticed at the router's periodic check, on a node that answers.
+      for (FakeNode n : nodes) {
+        if (n.lostSinceLastHeard && n.member && n.running && !n.paused) {
+          long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10 * SEQUENCE_CHECK_MS);
+          while (gaps.getOrDefault(n.name, 0) <= n.gapsAtLoss && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+          }
+          assertTrue(gaps.getOrDefault(n.name, 0) > n.gapsAtLoss, n.name + ": its last fact was lost, unnoticed");
         }
       }
       // Each request is won at most once, at its owner.

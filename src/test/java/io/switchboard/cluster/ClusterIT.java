@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * waits on either node.
  */
 class ClusterIT {
-  @TempDir
+  @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS) // a failed run keeps its nodes' logs
   Path dir;
   LoopbackCluster cluster;
   final Vertx vertx = Vertx.vertx();
@@ -66,7 +66,8 @@ class ClusterIT {
     JarGateway edge = start("edge", edgeConfig);
     assertTrue(edge.port() > 0, "the edge serves the web");
 
-    ChatClient web = ChatClient.open(vertx, edge.port(), edge.token());
+    String token = edge.token(); // printed at the first start only
+    ChatClient web = ChatClient.open(vertx, edge.port(), token);
     JsonObject welcome = web.next("welcome");
     assertEquals(new JsonArray().add("build-a").add("build-b"), welcome.getJsonArray("nodes"), welcome.encode());
     // A thread goes where the page says; without a node, to the first agent node that runs its agent.
@@ -146,7 +147,7 @@ class ClusterIT {
     edge.process().destroyForcibly();
     assertTrue(edge.process().waitFor(20, TimeUnit.SECONDS));
     JarGateway edge2 = start("edge", edgeConfig);
-    ChatClient page = ChatClient.open(vertx, edge2.port(), edge2.token());
+    ChatClient page = ChatClient.open(vertx, edge2.port(), token);
     page.next("welcome");
     for (JsonObject card : List.of(pendingA, pendingB)) {
       String thread = card == pendingA ? onA : onB;
