@@ -207,7 +207,11 @@ public final class AgentNodes {
       return;
     }
     String node = fact.getString("node");
+    String incarnation = fact.getString("incarnation");
     if ("left".equals(fact.getString("event"))) {
+      if (live.containsKey(node) && incarnation != null && !incarnation.equals(live.get(node))) {
+        return; // an earlier start's departure, heard after its successor joined: the node is here
+      }
       String reason = "agent node " + node + " left the cluster: what it runs does not answer until it is back";
       live.remove(node);
       gone.put(node, reason);
@@ -216,7 +220,7 @@ public final class AgentNodes {
         new ArrayList<>(waiting).forEach(p -> p.tryFail(unavailable(reason)));
       }
     } else {
-      live.put(node, fact.getString("incarnation"));
+      live.put(node, incarnation);
       gone.remove(node);
     }
   }

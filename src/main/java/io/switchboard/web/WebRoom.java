@@ -581,6 +581,9 @@ public final class WebRoom extends VerticleBase {
     String who = member.getString("role", "a") + " node " + node;
     boolean agentNode = "agent".equals(member.getString("role"));
     if ("left".equals(member.getString("event"))) {
+      if (agentNode && nodes.isLive(node)) {
+        return; // an earlier start of it, heard leaving after the new one joined (the router kept it)
+      }
       String reason = who + " left the cluster: what it runs does not answer until it is back";
       toAllPages(new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName)
           .put("message", reason));

@@ -44,7 +44,7 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  * is noticed as a gap in that node's sequence.
  */
 class AgentNodesProperties {
-  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay {}
+  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay, LateLeave {}
 
   /** A node shows a new request; its fact may be lost on the way. */
   record Show(int node, boolean lost) implements Step {}
@@ -62,6 +62,9 @@ class AgentNodesProperties {
 
   /** An old fact of a node arrives again, late. */
   record Replay(int node) implements Step {}
+
+  /** The departure of a node's earlier start is heard after the restarted one joined. */
+  record LateLeave(int node) implements Step {}
 
   /** The router's look-up bound, shortened: a paused node holds a look-up this long. */
   static final long LOOK_UP_MS = 300;
@@ -92,7 +95,8 @@ class AgentNodesProperties {
         net.jqwik.api.Tuple.of(2, Combinators.combine(node, Arbitraries.of(true, false)).as(Join::new)),
         net.jqwik.api.Tuple.of(1, node.map(Pause::new)),
         net.jqwik.api.Tuple.of(1, node.map(Resume::new)),
-        net.jqwik.api.Tuple.of(1, node.map(Replay::new)));
+        net.jqwik.api.Tuple.of(1, node.map(Replay::new)),
+        net.jqwik.api.Tuple.of(1, node.map(LateLeave::new)));
     return step.list().ofMinSize(1).ofMaxSize(25);
   }
 
@@ -107,6 +111,7 @@ class AgentNodesProperties {
   private final class FakeNode {
     final String name;
     String incarnation;
+    String previousIncarnation;
     long seq;
     boolean member = true;
     boolean running = true;
@@ -328,6 +333,7 @@ class AgentNodesProperties {
           n.stopServing();
           n.held.clear();
           n.paused = false;
+          n.previousIncarnation = n.incarnation;
           n.incarnation = n.name + "-" + (Integer.parseInt(n.incarnation.substring(n.incarnation.lastIndexOf('-')
               + 1)) + 1);
           n.seq = 0;
@@ -355,6 +361,13 @@ class AgentNodesProperties {
           n.held.clear();
           held.forEach(n::answer);
           settle();
+        }
+      } else if (step instanceof LateLeave l) {
+        FakeNode n = nodes.get(l.node());
+        if (n.member && n.previousIncarnation != null) {
+          vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, new JsonObject().put("event", "left").put("node", n.name)
+              .put("role", "agent").put("incarnation", n.previousIncarnation));
+          settle(); // the node is still a member: answers to it must still win
         }
       } else if (step instanceof Replay r) {
         FakeNode n = nodes.get(r.node());
