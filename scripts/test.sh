@@ -28,6 +28,8 @@ have mvn || apt_install maven
 have node && have npm || apt_install nodejs npm
 # Agents run in a bubblewrap sandbox; the sandbox tests need it.
 have bwrap || apt_install bubblewrap
+# The launcher and cluster tests signal the gateway's JVMs (SIGINT, SIGSTOP, SIGCONT) with kill(1).
+[ -x /usr/bin/kill ] || [ -x /bin/kill ] || apt_install procps
 # The web chat's browser tests drive Debian's Chromium through Debian's chromedriver.
 [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
 

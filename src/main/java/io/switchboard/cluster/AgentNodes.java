@@ -118,7 +118,13 @@ public final class AgentNodes {
       member(m.body());
       onMember.accept(m.body());
     });
-    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> owns(threadNode, m.body().getString("threadId"), m.body()));
+    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
+      if (m.body().getBoolean("deleted", false)) {
+        threadNode.remove(m.body().getString("threadId")); // a deleted thread's owner is not kept
+      } else {
+        owns(threadNode, m.body().getString("threadId"), m.body());
+      }
+    });
     bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
       owns(requestNode, m.body().getString("requestId"), m.body());
       owns(threadNode, m.body().getString("threadId"), m.body());
