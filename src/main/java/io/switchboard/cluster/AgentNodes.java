@@ -68,19 +68,29 @@ public final class AgentNodes {
    * fact, and a lost last fact (nothing after it) at this check.
    */
   static final long SEQUENCE_CHECK_MS = 15_000;
+  /**
+   * How long one try of an answer waits for its node. An answer whose try gets no reply (a cut
+   * connection lost the request or its reply) is sent again with the same key, up to
+   * {@link #ANSWER_TRIES} times while its node is a member: one that had won learns so.
+   */
+  static final long ANSWER_TRY_MS = 10_000;
+  static final int ANSWER_TRIES = 3;
   private final long lookUpMs;
   private final long sequenceCheckMs;
+  private final long answerTryMs;
+  private final java.security.SecureRandom random = new java.security.SecureRandom();
 
   public AgentNodes(Vertx vertx, boolean clustered) {
-    this(vertx, clustered, LOOK_UP_MS, SEQUENCE_CHECK_MS);
+    this(vertx, clustered, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
   }
 
   /** Tests shorten the bounds. */
-  AgentNodes(Vertx vertx, boolean clustered, long lookUpMs, long sequenceCheckMs) {
+  AgentNodes(Vertx vertx, boolean clustered, long lookUpMs, long sequenceCheckMs, long answerTryMs) {
     this.vertx = vertx;
     this.clustered = clustered;
     this.lookUpMs = lookUpMs;
     this.sequenceCheckMs = sequenceCheckMs;
+    this.answerTryMs = answerTryMs;
   }
 
   public boolean clustered() {
@@ -273,8 +283,9 @@ public final class AgentNodes {
       case Addresses.PERMISSION_PENDING, Addresses.STORE_LEDGER_LIST -> body.getString("threadId") != null
           ? toThread(address, body, options).map(r -> ownRows(r, threadNode.get(body.getString("threadId"))))
           : requests(address, body, options);
-      case Addresses.PERMISSION_ANSWER, Addresses.STORE_LEDGER_NOTE, Addresses.STORE_LEDGER_GET ->
-          toRequest(address, body, options);
+      case Addresses.PERMISSION_ANSWER -> toRequest(address, keyed(body), new DeliveryOptions(options)
+          .setSendTimeout(Math.min(options.getSendTimeout(), answerTryMs)));
+      case Addresses.STORE_LEDGER_NOTE, Addresses.STORE_LEDGER_GET -> toRequest(address, body, options);
       case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
       case Addresses.PERMISSION_STATUS -> all(address, body, options, true).map(AgentNodes::permissionStatus);
       case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options, true).map(r -> new JsonObject());
@@ -304,14 +315,40 @@ public final class AgentNodes {
         answer.tryComplete(done.result().body());
       } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
         // A node that just joined: its rooms start after it is a member.
-        answer.tryFail(unavailable("agent node " + node + " is starting: its rooms do not answer yet"));
+        answer.tryFail(new NoReply("agent node " + node + " is starting: its rooms do not answer yet"));
       } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
-        answer.tryFail(unavailable("agent node " + node + " did not answer in time (" + re.getMessage() + ")"));
+        answer.tryFail(new NoReply("agent node " + node + " did not answer in time (" + re.getMessage() + ")"));
       } else {
         answer.tryFail(done.cause());
       }
     });
     return answer.future();
+  }
+
+  /** An answer with a key of its own (unless its surface gave one): the same on every try. */
+  private JsonObject keyed(JsonObject body) {
+    if (body.getValue("answerKey") != null) {
+      return body;
+    }
+    byte[] bytes = new byte[12];
+    random.nextBytes(bytes);
+    return body.copy().put("answerKey", "ak_" + java.util.Base64.getUrlEncoder().withoutPadding()
+        .encodeToString(bytes));
+  }
+
+  /**
+   * An answer to its owner; tried again with the same key while the owner is a member and no reply
+   * came (nor a refusal): the request or its reply was lost (a cut connection), or the node is slow.
+   */
+  private Future<JsonObject> answer(String node, JsonObject body, DeliveryOptions options, int tries) {
+    return send(node, Addresses.PERMISSION_ANSWER, body, options).recover(err -> {
+      if (tries > 1 && live.containsKey(node) && err instanceof NoReply) {
+        log.warn("an answer to request {} got no reply from agent node {} ({}): sending it again",
+            body.getString("requestId"), node, err.getMessage());
+        return answer(node, body, options, tries - 1);
+      }
+      return Future.failedFuture(err);
+    });
   }
 
   private Future<JsonObject> toThread(String address, JsonObject body, DeliveryOptions options) {
@@ -344,7 +381,7 @@ public final class AgentNodes {
     String requestId = body.getString("requestId");
     String node = requestNode.get(requestId);
     if (node != null) {
-      return send(node, address, body, options);
+      return toOwner(node, address, body, options);
     }
     // Not heard of (ended, or shown before this edge started): the node whose ledger has it.
     if (live.isEmpty()) {
@@ -354,7 +391,7 @@ public final class AgentNodes {
     return firstWith(Addresses.STORE_LEDGER_GET, lookup, r -> r.getJsonObject("request") != null).compose(found -> {
       if (found.getKey() != null) {
         return address.equals(Addresses.STORE_LEDGER_GET) ? Future.succeededFuture(found.getValue())
-            : send(found.getKey(), address, body, options);
+            : toOwner(found.getKey(), address, body, options);
       }
       if (address.equals(Addresses.STORE_LEDGER_GET)) {
         return Future.succeededFuture(new JsonObject().putNull("request"));
@@ -366,6 +403,11 @@ public final class AgentNodes {
           : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_REQUEST.failureCode,
               "unknown request " + requestId));
     });
+  }
+
+  private Future<JsonObject> toOwner(String node, String address, JsonObject body, DeliveryOptions options) {
+    return address.equals(Addresses.PERMISSION_ANSWER) ? answer(node, body, options, ANSWER_TRIES)
+        : send(node, address, body, options);
   }
 
   /**
@@ -617,5 +659,12 @@ public final class AgentNodes {
 
   public static ReplyException unavailable(String reason) {
     return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNAVAILABLE.failureCode, reason);
+  }
+
+  /** {@code unavailable} because no reply came from a member (not because it left): worth another try. */
+  private static final class NoReply extends ReplyException {
+    NoReply(String reason) {
+      super(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNAVAILABLE.failureCode, reason);
+    }
   }
 }

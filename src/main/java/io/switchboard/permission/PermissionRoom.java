@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
 public final class PermissionRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(PermissionRoom.class);
   private static final int RECENTLY_ENDED = 10_000;
+  /** An answer's key is a surface's token for one answer, not data: a few dozen characters. */
+  static final int MAX_ANSWER_KEY = 128;
 
   /** Reasons a request ends cancelled (docs/architecture.md, "The permission ledger"). */
   public static final String SESSION_CANCELLED = "session-cancelled";
@@ -72,9 +74,12 @@ public final class PermissionRoom extends VerticleBase {
   private long pendingBytes;
 
   private final Map<String, Pending> pending = new LinkedHashMap<>();
-  private final Map<String, JsonObject> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
+  /** How a request ended, and the key of the answer that won it (null: no key, or not an answer). */
+  private record Ended(JsonObject outcome, String answerKey) {}
+
+  private final Map<String, Ended> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, JsonObject> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, Ended> eldest) {
       return size() > RECENTLY_ENDED;
     }
   };
@@ -218,7 +223,7 @@ public final class PermissionRoom extends VerticleBase {
         voidedFacts.add(endedFact(row.getString("requestId"), row.getString("threadId"),
             row.getString("sessionId"), row.getJsonObject("toolCall").getString("toolCallId"),
             row.getJsonObject("outcome"), row.getLong("endedAt"), row.getJsonArray("eligible")));
-        recentlyEnded.put(row.getString("requestId"), row.getJsonObject("outcome"));
+        recentlyEnded.put(row.getString("requestId"), new Ended(row.getJsonObject("outcome"), null));
       }
       return null;
     });
@@ -267,7 +272,7 @@ public final class PermissionRoom extends VerticleBase {
         pending.remove(p.id);
         pendingBytes -= p.bytes;
         JsonObject outcome = cancelled(NOT_RECORDED);
-        recentlyEnded.put(p.id, outcome);
+        recentlyEnded.put(p.id, new Ended(outcome, null));
         p.outcome.complete(outcome);
         return;
       }
@@ -297,13 +302,17 @@ public final class PermissionRoom extends VerticleBase {
     String optionId = stringField(b, "optionId");
     String surface = stringField(b, "surface");
     Object user = b.getValue("user");
-    if (id == null || optionId == null || surface == null || (user != null && !(user instanceof String))) {
-      ErrorCode.BAD_REQUEST.fail(message, "an answer needs requestId, optionId and surface (strings), and user is a string");
+    Object key = b.getValue("answerKey");
+    if (id == null || optionId == null || surface == null || (user != null && !(user instanceof String))
+        || (key != null && !(key instanceof String k && !k.isEmpty() && k.length() <= MAX_ANSWER_KEY))) {
+      ErrorCode.BAD_REQUEST.fail(message, "an answer needs requestId, optionId and surface (strings), user is a "
+          + "string, and answerKey a string of 1.." + MAX_ANSWER_KEY + " characters");
       return;
     }
+    String answerKey = (String) key;
     Pending p = pending.get(id);
     if (p == null) {
-      answerEnded(message, id);
+      answerEnded(message, id, answerKey);
       return;
     }
     if (!surface.equals(OPERATOR_SURFACE) && !p.eligible.contains(surface)) {
@@ -327,14 +336,19 @@ public final class PermissionRoom extends VerticleBase {
     }
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
-    end(p, outcome).onComplete(done -> message.reply(new JsonObject().put("requestId", id).put("outcome", outcome)));
+    end(p, outcome, answerKey).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
+        .put("outcome", outcome)));
   }
 
-  /** The request is not pending: it ended (perhaps before a restart), or it never existed. */
-  private void answerEnded(Message<JsonObject> message, String id) {
-    JsonObject outcome = recentlyEnded.get(id);
-    if (outcome != null) {
-      ErrorCode.ALREADY_ANSWERED.fail(message, alreadyAnswered(id, outcome));
+  /**
+   * The request is not pending: it ended (perhaps before a restart), or it never existed. An answer
+   * with the key of the one that won it is that answer sent again (its reply was lost on the way):
+   * it learns that it won, and nothing changes.
+   */
+  private void answerEnded(Message<JsonObject> message, String id, String answerKey) {
+    Ended ended = recentlyEnded.get(id);
+    if (ended != null) {
+      replyEnded(message, id, ended.outcome(), answerKey != null && answerKey.equals(ended.answerKey()));
       return;
     }
     bus.<JsonObject>request(Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id))
@@ -343,10 +357,19 @@ public final class PermissionRoom extends VerticleBase {
           if (row == null) {
             ErrorCode.UNKNOWN_REQUEST.fail(message, "no permission request " + id);
           } else {
-            ErrorCode.ALREADY_ANSWERED.fail(message, alreadyAnswered(id, row.getJsonObject("outcome", new JsonObject())));
+            replyEnded(message, id, row.getJsonObject("outcome", new JsonObject()),
+                answerKey != null && answerKey.equals(row.getString("answerKey")));
           }
         })
         .onFailure(err -> ErrorCode.UNKNOWN_REQUEST.fail(message, "no pending permission request " + id));
+  }
+
+  private static void replyEnded(Message<JsonObject> message, String id, JsonObject outcome, boolean sameAnswer) {
+    if (sameAnswer) {
+      message.reply(new JsonObject().put("requestId", id).put("outcome", outcome).put("repeated", true));
+    } else {
+      ErrorCode.ALREADY_ANSWERED.fail(message, alreadyAnswered(id, outcome));
+    }
   }
 
   private static String alreadyAnswered(String id, JsonObject outcome) {
@@ -521,11 +544,16 @@ public final class PermissionRoom extends VerticleBase {
    * then the ledger records the outcome, then the agent and the surfaces learn it.
    */
   private Future<JsonObject> end(Pending p, JsonObject outcome) {
+    return end(p, outcome, null);
+  }
+
+  /** {@code answerKey}: the key of the answer that ended it, if it had one. */
+  private Future<JsonObject> end(Pending p, JsonObject outcome, String answerKey) {
     if (pending.remove(p.id) == null) {
       throw new IllegalStateException("request " + p.id + " ended twice");
     }
     pendingBytes -= p.bytes;
-    recentlyEnded.put(p.id, outcome);
+    recentlyEnded.put(p.id, new Ended(outcome, answerKey));
     long endedAt = System.currentTimeMillis();
     boolean selected = "selected".equals(outcome.getString("outcome"));
     JsonObject answeredBy = outcome.getJsonObject("answeredBy", new JsonObject());
@@ -537,6 +565,7 @@ public final class PermissionRoom extends VerticleBase {
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
         .put("outcome", outcome)
+        .put("answerKey", answerKey)
         .put("endedAt", endedAt);
     JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
         new JsonArray(p.reg.eligibleList())).put("createdAt", p.createdAt);

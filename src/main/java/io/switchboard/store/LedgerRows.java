@@ -15,6 +15,9 @@ final class LedgerRows {
     String text(String column) throws SQLException;
 
     Long number(String column) throws SQLException;
+
+    /** A column a database of an older schema may lack (the offline reader does not migrate). */
+    String textIfAny(String column) throws SQLException;
   }
 
   static JsonObject toJson(Row row) {
@@ -26,6 +29,10 @@ final class LedgerRows {
 
         public Long number(String column) {
           return row.getLong(column);
+        }
+
+        public String textIfAny(String column) {
+          return row.getColumnIndex(column) < 0 ? null : row.getString(column);
         }
       });
     } catch (SQLException impossible) {
@@ -42,6 +49,15 @@ final class LedgerRows {
       public Long number(String column) throws SQLException {
         long v = rs.getLong(column);
         return rs.wasNull() ? null : v;
+      }
+
+      public String textIfAny(String column) throws SQLException {
+        for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+          if (column.equals(rs.getMetaData().getColumnName(i))) {
+            return rs.getString(i);
+          }
+        }
+        return null;
       }
     });
   }
@@ -68,6 +84,10 @@ final class LedgerRows {
           .put("optionId", row.text("option_id"))
           .put("kind", row.text("option_kind"))
           .put("answeredBy", answeredBy));
+      String answerKey = row.textIfAny("answer_key");
+      if (answerKey != null) {
+        json.put("answerKey", answerKey);
+      }
     } else if (state.equals("cancelled")) {
       json.put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", row.text("reason")));
     }

@@ -130,5 +130,8 @@ final class Migrations {
             chat_id   TEXT NOT NULL,
             scope     TEXT NOT NULL CHECK (scope IN ('dm', 'group')),
             PRIMARY KEY (plugin_id, chat_id)
-          ) WITHOUT ROWID"""));
+          ) WITHOUT ROWID"""),
+      // 9: the key a surface's answer carried (cluster mode): the same answer sent again (its reply lost
+      // on the way) learns that it won, not that someone else answered
+      List.of("ALTER TABLE permission_request ADD COLUMN answer_key TEXT"));
 }

@@ -352,14 +352,16 @@ public final class StoreRoom extends VerticleBase {
     String surface = b.getString("surface");
     String user = b.getString("user");
     String optionKind = b.getString("optionKind");
+    String answerKey = b.getString("answerKey");
     JsonObject outcome = b.getValue("outcome") instanceof JsonObject o ? o
         : new JsonObject().put("outcome", state).put("optionId", optionId).put("reason", reason);
     return conn -> {
       int changed = update(conn, """
           UPDATE permission_request
              SET state = ?, option_id = ?, option_kind = ?, reason = ?,
-                 answered_surface = ?, answered_user = ?, ended_at = ?
-           WHERE request_id = ? AND state = 'pending'""", state, optionId, optionKind, reason, surface, user, at, id);
+                 answered_surface = ?, answered_user = ?, ended_at = ?, answer_key = ?
+           WHERE request_id = ? AND state = 'pending'""", state, optionId, optionKind, reason, surface, user, at,
+          answerKey, id);
       if (changed != 1) {
         throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
       }

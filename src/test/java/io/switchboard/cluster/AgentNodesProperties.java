@@ -36,15 +36,17 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  * The edge's router to the agent nodes over generated histories of two agent nodes: requests shown
  * (some of their facts lost, some repeated late), answers (some twice), nodes that leave, come back
  * as the same incarnation (a healed partition) or a new one (a restart, which voids what was
- * pending), and nodes that stop answering (paused). Fake agent nodes keep the ledger rules. For
- * every history: an answer reaches only the node that owns its request; a request is won by at most
- * one answer, and an answer to a pending request on a node that is there and answering wins it; a
+ * pending), nodes that stop answering (paused), and replies lost on the way (a cut connection).
+ * Fake agent nodes keep the ledger rules, answer keys included. For every history: an answer
+ * reaches only the node that owns its request; a request is won by at most one answer, and an
+ * answer to a pending request on a node that is there and answering wins it (told so even when its
+ * first reply was lost: it is sent again with its key); a
  * node that is gone is refused at once as unavailable, and whatever waited on a node when it left
  * fails at once (no ask outlives the history: none waits for Vert.x's 30 s timeout); a lost fact
  * is noticed as a gap in that node's sequence.
  */
 class AgentNodesProperties {
-  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay, LateLeave {}
+  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay, LateLeave, LoseReply {}
 
   /** A node shows a new request; its fact may be lost on the way. */
   record Show(int node, boolean lost) implements Step {}
@@ -66,10 +68,15 @@ class AgentNodesProperties {
   /** The departure of a node's earlier start is heard after the restarted one joined. */
   record LateLeave(int node) implements Step {}
 
+  /** The node's reply to the next answer it takes is lost on the way (a cut connection). */
+  record LoseReply(int node) implements Step {}
+
   /** The router's look-up bound, shortened: a paused node holds a look-up this long. */
   static final long LOOK_UP_MS = 300;
   /** How often the router compares each node's fact count with what it heard, shortened. */
   static final long SEQUENCE_CHECK_MS = 100;
+  /** How long one try of an answer waits for its node, shortened. */
+  static final long ANSWER_TRY_MS = 300;
 
   private Vertx vertx;
   private int history;
@@ -96,7 +103,8 @@ class AgentNodesProperties {
         net.jqwik.api.Tuple.of(1, node.map(Pause::new)),
         net.jqwik.api.Tuple.of(1, node.map(Resume::new)),
         net.jqwik.api.Tuple.of(1, node.map(Replay::new)),
-        net.jqwik.api.Tuple.of(1, node.map(LateLeave::new)));
+        net.jqwik.api.Tuple.of(1, node.map(LateLeave::new)),
+        net.jqwik.api.Tuple.of(2, node.map(LoseReply::new)));
     return step.list().ofMinSize(1).ofMaxSize(25);
   }
 
@@ -119,6 +127,9 @@ class AgentNodesProperties {
     final Set<String> pending = new HashSet<>();
     final Set<String> ended = new HashSet<>();
     final Set<String> owned = new HashSet<>();
+    /** The key of the answer that won each request it ended by an answer. */
+    final Map<String, String> wonWith = new HashMap<>();
+    boolean loseNextReply;
     final List<String> answersReceived = new ArrayList<>();
     final List<Message<JsonObject>> held = new ArrayList<>();
     /** Every fact of this node that was delivered, with its address (a late copy may come again). */
@@ -168,10 +179,18 @@ class AgentNodesProperties {
         return;
       }
       answersReceived.add(id);
+      String key = m.body().getString("answerKey");
+      boolean lose = loseNextReply;
+      loseNextReply = false;
       if (pending.remove(id)) {
         ended.add(id);
-        m.reply(new JsonObject().put("requestId", id));
+        wonWith.put(id, key);
+        if (!lose) {
+          m.reply(new JsonObject().put("requestId", id));
+        }
         publish(Addresses.PERMISSION_RESOLVED, id, false);
+      } else if (ended.contains(id) && key != null && key.equals(wonWith.get(id))) {
+        m.reply(new JsonObject().put("requestId", id).put("repeated", true)); // the winner, sent again
       } else if (ended.contains(id)) {
         ErrorCode.ALREADY_ANSWERED.fail(m, "request " + id + " was already answered");
       } else {
@@ -241,7 +260,7 @@ class AgentNodesProperties {
         m.reply(new JsonObject().put("members", list));
       });
       context = vertx.getOrCreateContext();
-      router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS);
+      router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
       await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum))));
       try {
         for (Step step : steps) {
@@ -351,6 +370,8 @@ class AgentNodesProperties {
         vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, new JsonObject().put("event", "joined").put("node", n.name)
             .put("role", "agent").put("incarnation", n.incarnation));
         settle();
+      } else if (step instanceof LoseReply l) {
+        nodes.get(l.node()).loseNextReply = true;
       } else if (step instanceof Pause p) {
         nodes.get(p.node()).paused = true;
       } else if (step instanceof Resume r) {

@@ -223,6 +223,31 @@ class PermissionRoomTest {
   }
 
   @Test
+  void theWinningAnswerSentAgainWithItsKeyLearnsItWonAcrossARestart() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
+    String id = rooms.idOf("tc1");
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.answer(id, "allow", "web", null, 7)));
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.answer(id, "allow", "web", null, "k".repeat(129))));
+    assertTrue(rooms.pendingCards("t1").size() == 1, "a refused key changes nothing");
+    JsonObject won = await(rooms.answer(id, "reject", "web", null, "ak_1"));
+    assertNull(won.getValue("repeated"));
+    // Its reply was lost: the same answer again is told it won, with the outcome, and changes nothing.
+    JsonObject again = await(rooms.answer(id, "reject", "web", null, "ak_1"));
+    assertEquals(Boolean.TRUE, again.getBoolean("repeated"));
+    assertEquals(won.getJsonObject("outcome"), again.getJsonObject("outcome"));
+    // Another answer (another key, or none) is refused as ever.
+    assertEquals(ErrorCode.ALREADY_ANSWERED, errorOf(rooms.answer(id, "allow", "web", null, "ak_2")));
+    assertEquals(ErrorCode.ALREADY_ANSWERED, errorOf(rooms.answer(id, "reject", "web", null)));
+    assertEquals("reject", await(agent).getJsonObject("outcome").getString("optionId"));
+    // The key is in the ledger: after a restart the same answer still learns it won.
+    rooms.restartPermissionRoom();
+    assertEquals("ak_1", rooms.ledgerRow(id).getString("answerKey"));
+    assertEquals(Boolean.TRUE, await(rooms.answer(id, "reject", "web", null, "ak_1")).getBoolean("repeated"));
+    assertEquals(ErrorCode.ALREADY_ANSWERED, errorOf(rooms.answer(id, "allow", "web", null, "ak_2")));
+    assertEquals(1, rooms.endedFacts(id).size(), "one end, however often it was answered");
+  }
+
+  @Test
   void aSurfaceOutsideTheSetIsNotEligibleAndTheEntryIsUntouched() {
     Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web"));
     String id = rooms.idOf("tc1");

@@ -107,9 +107,17 @@ public final class PermissionHarness implements AutoCloseable {
 
   /** Sends an answer; the future fails with the ErrorCode's ReplyException when it is refused. */
   public Future<JsonObject> answer(String requestId, String optionId, String surface, String user) {
+    return answer(requestId, optionId, surface, user, null);
+  }
+
+  /** An answer with a key ({@code answerKey}, any JSON value: a wrong one must be refused). */
+  public Future<JsonObject> answer(String requestId, String optionId, String surface, String user, Object key) {
     JsonObject body = new JsonObject().put("requestId", requestId).put("optionId", optionId).put("surface", surface);
     if (user != null) {
       body.put("user", user);
+    }
+    if (key != null) {
+      body.put("answerKey", key);
     }
     return vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER, body).map(m -> m.body());
   }
