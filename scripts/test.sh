@@ -30,6 +30,8 @@ have node && have npm || apt_install nodejs npm
 have bwrap || apt_install bubblewrap
 # The launcher and cluster tests signal the gateway's JVMs (SIGINT, SIGSTOP, SIGCONT) with kill(1).
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || apt_install procps
+# The cluster fault suite cuts nodes' connections with ss -K (iproute2; it needs root).
+have ss || apt_install iproute2
 # The web chat's browser tests drive Debian's Chromium through Debian's chromedriver.
 [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
 

@@ -566,6 +566,7 @@ public final class AgentNodes {
       JsonObject row = (JsonObject) o;
       if (!node.isEmpty()) {
         outputNode.put(row.getString("outputId"), node);
+        row.put("node", node); // whose request a card is: its chat is told when that node leaves
       }
       rows.add(row);
     }));

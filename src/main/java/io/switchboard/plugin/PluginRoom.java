@@ -143,10 +143,24 @@ public final class PluginRoom extends VerticleBase {
    * their outbox again.
    */
   private void memberChanged(JsonObject member) {
-    if ("agent".equals(member.getString("role")) && "joined".equals(member.getString("event"))) {
-      catchUp(member.getString("node"), 60);
+    if (!"agent".equals(member.getString("role"))) {
+      return;
+    }
+    String node = member.getString("node");
+    if ("joined".equals(member.getString("event"))) {
+      String before = incarnations.put(node, member.getString("incarnation"));
+      plugins.values().forEach(p -> p.nodeBack(node, before != null && !before.equals(member.getString(
+          "incarnation"))));
+      catchUp(node, 60);
+    } else if ("left".equals(member.getString("event")) && !nodes.isLive(node)) {
+      // (a departure the router ignored — an earlier start's, heard after its successor joined — is not one)
+      incarnations.put(node, member.getString("incarnation"));
+      plugins.values().forEach(p -> p.nodeLeft(node));
     }
   }
+
+  /** Cluster mode: the incarnation each agent node last joined as (a restart joins as a new one). */
+  private final Map<String, String> incarnations = new HashMap<>();
 
   private void catchUp(String node, int tries) {
     if (!nodes.isLive(node)) {

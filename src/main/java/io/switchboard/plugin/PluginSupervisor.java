@@ -93,6 +93,8 @@ final class PluginSupervisor {
   private final Path stateDir;
   private final String tag;
   private final Map<String, Route> routes = new HashMap<>();
+  /** Cluster mode: agent node -> the chats told it left (with cards of it open), until it is back. */
+  private final Map<String, Set<String>> staleChats = new HashMap<>();
   /** threadId -> the agent text of its current turn, for the durable final reply. */
   private final Map<String, StringBuilder> turnText = new HashMap<>();
   /** threadId -> the generation that was current when its turn started. */
@@ -480,7 +482,7 @@ final class PluginSupervisor {
    */
   private void expectAutoRejects(Route r) {
     if (!dialect.acknowledges()) {
-      r.autoRejectable.addAll(r.openCards);
+      r.autoRejectable.addAll(r.openCards.keySet());
     }
   }
 
@@ -722,6 +724,32 @@ final class PluginSupervisor {
     pump(r);
   }
 
+  /**
+   * Cluster mode: the agent node whose requests some of this plugin's chats have open cards of left
+   * the cluster. Those chats are told at once (a tap on such a card is refused until it is back),
+   * as the web chat marks its cards stale.
+   */
+  void nodeLeft(String node) {
+    Set<String> told = staleChats.computeIfAbsent(node, n -> new HashSet<>());
+    routes.values().forEach(r -> {
+      if (r.openCards.containsValue(node) && told.add(r.chatId)) {
+        enqueueText(r, "system", "Agent node " + node + " left the cluster: the permission requests waiting in "
+            + "this chat cannot be answered until it is back (a tap now is refused).");
+      }
+    });
+  }
+
+  /** The node is a member again: the chats told it left learn whether their requests still wait. */
+  void nodeBack(String node, boolean restarted) {
+    Set<String> told = staleChats.remove(node);
+    if (told == null) {
+      return;
+    }
+    told.forEach(chatId -> enqueueText(routes.computeIfAbsent(chatId, c -> new Route(spec.id(), c)), "system",
+        restarted ? "Agent node " + node + " is back, restarted: the requests that waited here were voided."
+            : "Agent node " + node + " is back: the requests waiting in this chat can be answered again."));
+  }
+
   private void enqueueText(Route r, String kind, String text) {
     room.ask(Addresses.STORE_OUTBOX_ENQUEUE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
             .put("kind", kind).put("body", new JsonObject().put("text", text)))
@@ -801,7 +829,7 @@ final class PluginSupervisor {
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
         Dialect.Out card = dialect.card(r, id, body);
-        r.openCards.add(id);
+        r.openCards.put(id, out.getString("node"));
         g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
             JsonRpcPeer.object(response)));
         return Future.succeededFuture();

@@ -23,8 +23,11 @@ final class Route {
   JsonObject target;
   /** The chat's last command, until it is handled (its check for a redelivery is asynchronous). */
   io.vertx.core.Future<?> commands = io.vertx.core.Future.succeededFuture();
-  /** Cards sent to the plugin's current process and not answered yet (vibearound: the SDK may reject them itself). */
-  final java.util.Set<String> openCards = new java.util.HashSet<>();
+  /**
+   * Cards sent to the plugin's current process and not answered yet (vibearound: the SDK may reject
+   * them itself): output id -> the agent node whose request it is (cluster mode; else null).
+   */
+  final java.util.Map<String, String> openCards = new java.util.HashMap<>();
   /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */
   final java.util.Set<String> autoRejectable = new java.util.HashSet<>();
   /** Prompts waiting for their turn, each with the plugin's open session/prompt to answer. */

@@ -211,7 +211,8 @@ class ClusterIT {
    * An IM chat on the edge drives the agent node: its thread starts there, the card comes from that
    * node's outbox and the tap ends the request in its ledger; the chat's own texts come from the
    * edge's store. Each output is delivered once (acknowledged to the store that holds it). With
-   * the agent node gone the chat is told at once; started again, the card's end reaches the chat.
+   * the agent node gone the chat is told at once, unasked, that its card cannot be answered now;
+ * started again, the card's end reaches the chat, and the chat is told the node is back.
    */
   @Test
   void anImChatOnTheEdgeDrivesTheAgentNodeThroughBothStores() throws Exception {
@@ -245,7 +246,11 @@ class ClusterIT {
         .getString("requestId");
     agentNode.process().destroyForcibly();
     assertTrue(agentNode.process().waitFor(20, TimeUnit.SECONDS));
-    Thread.sleep(3_000); // the cluster declares it gone (under a second for a killed process)
+    // The chat with its card open is told, unasked, that the card cannot be answered now (its stale mark).
+    JsonObject stale = im.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Agent node build-1 left the cluster"), 1,
+        "the chat told its card's node is gone");
+    assertEquals("42", stale.getJsonObject("params").getString("chatId"), stale.encode());
     im.prompt("42", "42", "/status");
     JsonObject told = im.await(r -> "_switchboard/text".equals(r.getString("method"))
         && r.getJsonObject("params").getString("text").contains("agent node build-1 left the cluster"), 1,
@@ -257,6 +262,9 @@ class ClusterIT {
     JsonObject end = im.await(r -> "_switchboard/permission_resolved".equals(r.getString("method"))
         && secondId.equals(r.getJsonObject("params").getString("requestId")), 1, "the voided card's end");
     assertEquals("voided-by-restart", end.getJsonObject("params").getJsonObject("outcome").getString("reason"));
+    im.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Agent node build-1 is back, restarted"), 1,
+        "the chat told its card's node is back");
     // Every output reached the chat once: acknowledged to the store that holds it, never sent again.
     Thread.sleep(1_000);
     java.util.Map<String, Long> perOutput = im.received().stream()

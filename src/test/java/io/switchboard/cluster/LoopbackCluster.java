@@ -76,6 +76,60 @@ final class LoopbackCluster implements AutoCloseable {
     assertTrue(new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor() == 0);
   }
 
+  /** The membership and event-bus ports a node's config gives it. */
+  static List<Integer> clusterPorts(Path config) throws Exception {
+    JsonObject section = new JsonObject(Files.readString(config)).getJsonObject("cluster");
+    return List.of(section.getInteger("port"), section.getInteger("busPort"));
+  }
+
+  /**
+   * Cuts a node's connections to the other members: every established TCP socket of its process
+   * whose own or peer port is one of {@code ports} is destroyed ({@code ss -K}, as root: the kernel
+   * aborts it and resets the peer), as a network fault would. Returns how many were cut; fails if
+   * some are still there (no root, or a kernel without socket destroy).
+   */
+  static int cutSockets(Process p, java.util.Collection<Integer> ports) throws Exception {
+    List<String[]> mine = sockets(p, ports);
+    if (mine.isEmpty()) {
+      return 0;
+    }
+    StringBuilder filter = new StringBuilder();
+    for (String[] s : mine) {
+      filter.append(filter.length() == 0 ? "( " : " or ").append("( sport = :").append(port(s[0]))
+          .append(" and dport = :").append(port(s[1])).append(" )");
+    }
+    filter.append(" )");
+    Process ss = new ProcessBuilder("ss", "-K", "-tnH", "state", "established", filter.toString())
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    assertTrue(ss.waitFor(10, TimeUnit.SECONDS) && ss.exitValue() == 0, "ss -K failed: it cuts sockets as root");
+    List<String[]> left = sockets(p, ports);
+    left.removeIf(s -> mine.stream().noneMatch(m -> m[0].equals(s[0]) && m[1].equals(s[1])));
+    assertTrue(left.isEmpty(), "ss -K left " + left.size() + " of " + mine.size() + " sockets of the node: cutting "
+        + "sockets needs root and a kernel with CONFIG_INET_DIAG_DESTROY");
+    return mine.size();
+  }
+
+  /** Established TCP sockets of the process on those ports: {local, peer} addresses. */
+  private static List<String[]> sockets(Process p, java.util.Collection<Integer> ports) throws Exception {
+    Process ss = new ProcessBuilder("ss", "-tnpH", "state", "established").redirectError(ProcessBuilder.Redirect.DISCARD)
+        .start();
+    String out = new String(ss.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(ss.waitFor(10, TimeUnit.SECONDS) && ss.exitValue() == 0, "ss (iproute2) lists no sockets");
+    List<String[]> found = new ArrayList<>();
+    for (String line : out.split("\n")) {
+      String[] f = line.trim().split("\\s+");
+      if (f.length >= 5 && line.contains("pid=" + p.pid() + ",")
+          && (ports.contains(port(f[2])) || ports.contains(port(f[3])))) {
+        found.add(new String[] {f[2], f[3]});
+      }
+    }
+    return found;
+  }
+
+  private static int port(String address) {
+    return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+  }
+
   /** A node's ledger, as {@code ledger --json} prints it. */
   static JsonArray ledger(Path dataDir) throws Exception {
     Process p = new ProcessBuilder("java", "-jar", JarGateway.JAR.toString(), "ledger", "--data-dir",
