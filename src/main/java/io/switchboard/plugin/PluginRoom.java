@@ -184,7 +184,57 @@ public final class PluginRoom extends VerticleBase {
   /** Streams a thread's events to the plugins whose chats are attached to it. */
   void follow(String threadId) {
     threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
-        Addresses.threadEvents(id), m -> plugins.values().forEach(p -> p.threadEvent(m.body()))));
+        Addresses.threadEvents(id), m -> threadEvent(m.body())));
+  }
+
+  /** The last event passed on of each followed thread, and what arrives while a gap is filled. */
+  private final Map<String, Long> followedSeq = new HashMap<>();
+  private final Map<String, List<JsonObject>> gapHeld = new HashMap<>();
+  /** The most events fetched to fill one gap (a turn's reply rarely has more chunks). */
+  private static final int GAP_FILL_LIMIT = 1000;
+
+  /**
+   * A live event goes to the plugins in order. Events numbered in between that never came (in a
+   * cluster, a connection between nodes was lost) are fetched from the transcript first, which the
+   * thread writes before it publishes: a chat's final reply is made of every chunk of its turn.
+   */
+  private void threadEvent(JsonObject body) {
+    String threadId = body.getString("threadId");
+    List<JsonObject> held = gapHeld.get(threadId);
+    if (held != null) {
+      held.add(body);
+      return;
+    }
+    Long last = followedSeq.get(threadId);
+    long seq = body.getLong("seq");
+    if (last == null || seq <= last + 1) {
+      passOn(body);
+      return;
+    }
+    log.info("thread {}: live events {}..{} did not arrive; fetching them from the transcript", threadId, last + 1,
+        seq - 1);
+    gapHeld.put(threadId, new ArrayList<>(List.of(body)));
+    nodes.ask(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId).put("afterSeq", last)
+            .put("limit", (int) Math.min(GAP_FILL_LIMIT, seq - 1 - last)))
+        .onComplete(history -> {
+          if (history.succeeded()) {
+            history.result().getJsonArray("events").forEach(o -> passOn(((JsonObject) o).copy()
+                .put("threadId", threadId)));
+          } else {
+            log.warn("thread {}: the missed events could not be read: {}", threadId, history.cause().getMessage());
+          }
+          gapHeld.remove(threadId).forEach(this::passOn);
+        });
+  }
+
+  private void passOn(JsonObject body) {
+    String threadId = body.getString("threadId");
+    long seq = body.getLong("seq");
+    if (seq <= followedSeq.getOrDefault(threadId, 0L)) {
+      return; // fetched with the gap and live as well
+    }
+    followedSeq.put(threadId, seq);
+    plugins.values().forEach(p -> p.threadEvent(body));
   }
 
   static void ensureStateDir(java.nio.file.Path dir) throws java.io.IOException {

@@ -330,10 +330,26 @@ final class ChatSocket {
   void event(JsonObject body, java.util.function.Supplier<String> frame) {
     String threadId = body.getString("threadId");
     List<JsonObject> waiting = held.get(threadId);
+    long seq = body.getLong("seq");
+    long last = lastSeq.getOrDefault(threadId, 0L);
     if (waiting != null) {
       waiting.add(new JsonObject().put("kind", "event").put("body", body));
+    } else if (seq > last + 1 && lastSeq.containsKey(threadId)) {
+      // Events numbered in between never came (in a cluster, a connection between nodes was lost):
+      // they are in the transcript, which the thread writes before it publishes. Fetched first, in order.
+      log.info("thread {}: live events {}..{} did not arrive; replaying them from the transcript", threadId,
+          last + 1, seq - 1);
+      List<JsonObject> later = new ArrayList<>();
+      later.add(new JsonObject().put("kind", "event").put("body", body));
+      held.put(threadId, later);
+      replay(threadId, last, seq - 1).onComplete(done -> {
+        List<JsonObject> arrived = held.remove(threadId);
+        if (arrived != null) {
+          arrived.forEach(this::deliver);
+        }
+      });
     } else {
-      sendEvent(threadId, body.getLong("seq"), body.getJsonObject("event"), frame);
+      sendEvent(threadId, seq, body.getJsonObject("event"), frame);
     }
   }
 

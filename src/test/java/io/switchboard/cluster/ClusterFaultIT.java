@@ -47,6 +47,8 @@ class ClusterFaultIT {
    * each node's fact count runs every 15 s (AgentNodes.SEQUENCE_CHECK_MS).
    */
   static final long CUT_RECOVERY_MS = 20_000;
+  /** How long a cut goes on: each connection made again meanwhile is cut too. */
+  static final long FLAP_MS = 1_500;
 
   final Vertx vertx = Vertx.vertx();
   LoopbackCluster cluster;
@@ -82,6 +84,7 @@ class ClusterFaultIT {
       try {
         run(seed);
         System.out.println("steps: " + log);
+        System.out.println("the edge recovered from lost messages: " + recoveries());
       } catch (Throwable t) {
         throw new AssertionError("cluster fault run with seed " + seed + " broke an invariant (replay with "
             + "-Dcluster.seed=" + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
@@ -220,15 +223,21 @@ class ClusterFaultIT {
     List<JsonObject> open = new ArrayList<>(model().open.values());
     open.removeIf(c -> c.getBoolean("stale", false) || !node.equals(c.getString("node")));
     JsonObject card = open.isEmpty() ? null : open.get(random.nextInt(open.size()));
-    if (card != null) {
-      page.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
-          .put("optionId", card.getJsonArray("options").getJsonObject(2).getString("optionId")));
-    }
     java.util.Set<Integer> ports = new java.util.HashSet<>();
     for (Path config : configs.values()) {
       ports.addAll(LoopbackCluster.clusterPorts(config));
     }
+    // A link that flaps for a while: every connection the node makes in that time is cut as well,
+    // the answer's among them.
     int cut = LoopbackCluster.cutSockets(nodes.get(node).process(), ports);
+    if (card != null) {
+      page.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", card.getJsonArray("options").getJsonObject(2).getString("optionId")));
+    }
+    long flapUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FLAP_MS);
+    while (System.nanoTime() < flapUntil) {
+      cut += LoopbackCluster.cutSockets(nodes.get(node).process(), ports);
+    }
     lastCut = System.nanoTime();
     assertTrue(cut > 0, node + " had no connection to cut");
     String told = "";
@@ -427,6 +436,19 @@ class ClusterFaultIT {
       }
     }
     return new Model(open, ended, shown);
+  }
+
+  /** What the edge's log says it did about messages lost in cuts (the suite's proof they were lost). */
+  private Map<String, Long> recoveries() throws Exception {
+    Map<String, Long> counts = new TreeMap<>();
+    Path edgeLog = dir.resolve("edge").resolve("gateway.log");
+    List<String> lines = Files.exists(edgeLog) ? Files.readAllLines(edgeLog) : List.of();
+    Map<String, String> marks = Map.of("answers tried again", "sending it again",
+        "permission facts missed", "permission facts of agent node",
+        "fact counts found short", "this edge heard",
+        "thread events replayed", "did not arrive; replaying");
+    marks.forEach((name, mark) -> counts.put(name, lines.stream().filter(l -> l.contains(mark)).count()));
+    return counts;
   }
 
   // ---- nodes ----

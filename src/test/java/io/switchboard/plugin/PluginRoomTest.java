@@ -646,6 +646,41 @@ class PluginRoomTest {
   }
 
   @Test
+  void liveEventsThatNeverArrivedAreFetchedSoTheFinalReplyIsWhole(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "hello");
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && "final".equals(r.getJsonObject("params").getString("kind")), 1, "the first final reply");
+    String thread = threadOf("fake:42");
+    long last = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject()
+        .put("threadId", thread))).body().getLong("lastSeq");
+    // A turn's start and first chunk are written and published, their publication lost (a cut
+    // between nodes)...
+    JsonObject started = new JsonObject().put("kind", "turn_started");
+    JsonObject missed = chunk("missed, ");
+    await(vertx.eventBus().request(Addresses.STORE_TRANSCRIPT_APPEND, new JsonObject().put("threadId", thread)
+        .put("seq", last + 1).put("at", 1L).put("event", started)));
+    await(vertx.eventBus().request(Addresses.STORE_TRANSCRIPT_APPEND, new JsonObject().put("threadId", thread)
+        .put("seq", last + 2).put("at", 1L).put("event", missed)));
+    // ...then the rest of the turn arrives live: the chat's final reply has every chunk, in order.
+    vertx.eventBus().publish(Addresses.threadEvents(thread), new JsonObject().put("threadId", thread)
+        .put("seq", last + 3).put("at", 1L).put("event", chunk("then live")));
+    vertx.eventBus().publish(Addresses.threadEvents(thread), new JsonObject().put("threadId", thread)
+        .put("seq", last + 4).put("at", 1L).put("event", new JsonObject().put("kind", "turn_ended")
+            .put("stopReason", "end_turn")));
+    JsonObject reply = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && "final".equals(r.getJsonObject("params").getString("kind")), 2, "the second final reply");
+    assertEquals("missed, then live", reply.getJsonObject("params").getString("text"));
+  }
+
+  private static JsonObject chunk(String text) {
+    return new JsonObject().put("kind", "acp").put("update", new JsonObject()
+        .put("sessionUpdate", "agent_message_chunk").put("content", new JsonObject().put("type", "text")
+            .put("text", text)));
+  }
+
+  @Test
   void commandsAreAnsweredByTheGateway(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "/help");
