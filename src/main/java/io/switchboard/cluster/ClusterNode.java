@@ -59,6 +59,13 @@ public final class ClusterNode {
                 "a member named " + cluster.node() + " already runs in this cluster (" + describe(other) + "): every "
                     + "node needs a name of its own (cluster.node)")));
           }
+          Member edge = otherEdge(hazelcast, cluster);
+          if (edge != null) {
+            return vertx.close().transform(x -> Future.failedFuture(new IllegalStateException(
+                "an edge node already runs in this cluster (" + describe(edge) + "): a cluster has one edge node in "
+                    + "this release (two would both run the plugins and answer as the same surfaces); make this "
+                    + "node an agent node (cluster.role) or stop the other")));
+          }
           watchMembers(vertx, hazelcast, cluster);
           return Future.succeededFuture(vertx);
         });
@@ -76,11 +83,26 @@ public final class ClusterNode {
         .filter(m -> !m.equals(self) && node.equals(m.getAttribute(NODE))).findFirst().orElse(null);
   }
 
+  /** For an edge node: another edge member, of another name (a restarted edge has this one's). */
+  private static Member otherEdge(HazelcastInstance hazelcast, Settings.Cluster cluster) {
+    if (!"edge".equals(role(cluster))) {
+      return null;
+    }
+    Member self = hazelcast.getCluster().getLocalMember();
+    return hazelcast.getCluster().getMembers().stream().filter(m -> !m.equals(self)
+        && "edge".equals(m.getAttribute(ROLE)) && !cluster.node().equals(m.getAttribute(NODE))).findFirst()
+        .orElse(null);
+  }
+
+  private static String role(Settings.Cluster cluster) {
+    return cluster.role().name().toLowerCase(java.util.Locale.ROOT);
+  }
+
   static Config hazelcast(Settings.Cluster cluster, String incarnation) {
     Config config = ConfigUtil.loadConfig(); // Vert.x's maps and multimaps for its subscriptions
     // Who a member is, for the other nodes' logs and pages.
     config.getMemberAttributeConfig().setAttribute(NODE, cluster.node())
-        .setAttribute(ROLE, cluster.role().name().toLowerCase(java.util.Locale.ROOT))
+        .setAttribute(ROLE, role(cluster))
         .setAttribute(INCARNATION, incarnation);
     config.setClusterName("switchboard");
     config.setInstanceName("switchboard-" + cluster.node());
@@ -123,6 +145,9 @@ public final class ClusterNode {
           // Two clusters merged after a partition, each with a node of this name: say so loudly.
           log.error("another member named {} joined this cluster ({}): node names must differ; stop one of them",
               cluster.node(), describe(event.getMember()));
+        } else if ("edge".equals(role(cluster)) && "edge".equals(event.getMember().getAttribute(ROLE))) {
+          log.error("another edge node joined this cluster ({}): a cluster has one edge node; stop one of them",
+              describe(event.getMember()));
         }
         vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, fact("joined", event.getMember()), here);
       }

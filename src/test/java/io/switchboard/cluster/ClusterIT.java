@@ -300,14 +300,21 @@ class ClusterIT {
   }
 
   @Test
-  void aSecondNodeOfOneNameIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
-    int[] ports = {freePort(), freePort()};
+  void aSecondNodeOfOneNameOrASecondEdgeIsRefusedAndAClusterWithoutItsLibrariesSaysWhatIsMissing() throws Exception {
+    int[] ports = {freePort(), freePort(), freePort()};
     start("build", config("build", "agent", ports[0], members(ports)));
     Path other = cluster.config("build-2", "build", "agent", ports[1], members(ports));
     // Its commands' addresses are named after it: the second node of that name stops instead.
     String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
         + "/*", "io.switchboard.Main", "--config", other.toString());
     assertTrue(out.contains("a member named build already runs in this cluster (agent node build"), out);
+
+    // One edge per cluster: a second one (another name) would run the same plugins again.
+    start("edge-1", config("edge-1", "edge", ports[1], members(ports)));
+    String second = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
+        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", config("edge-2", "edge", ports[2],
+        members(ports)).toString());
+    assertTrue(second.contains("an edge node already runs in this cluster (edge node edge-1"), second);
 
     // The jar alone (as `java -jar`) has no cluster manager: it says so and what to run instead.
     String said = exitsWithError("-jar", JarGateway.JAR.toString(), "--config", other.toString());
