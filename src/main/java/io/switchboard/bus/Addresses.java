@@ -75,6 +75,8 @@ public final class Addresses {
   /** Published when a thread is created (its row saved) and when it gets its title: as sb.thread.get answers. */
   public static final String THREAD_CHANGED = "sb.thread.changed";
   public static final String THREAD_LIST = "sb.thread.list";
+  /** How many threads, and (cluster mode) how many thread facts this node published. */
+  public static final String THREAD_STATUS = "sb.thread.status";
   public static final String THREAD_GET = "sb.thread.get";
   public static final String THREAD_ATTACH = "sb.thread.attach";
   public static final String THREAD_DETACH = "sb.thread.detach";

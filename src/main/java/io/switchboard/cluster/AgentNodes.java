@@ -107,19 +107,21 @@ public final class AgentNodes {
    * each member fact after this router took it in. Completes once the members now are known.
    */
   public Future<Void> start(Consumer<JsonObject> onMember) {
-    return start(onMember, node -> { }, false);
+    return start(onMember, node -> { }, node -> { }, false);
   }
 
   /**
    * As {@link #start(Consumer)}; {@code onGap} hears the name of an agent node some of whose
    * permission facts this edge missed (their sequence skipped, or, checked every 15 s, the node
-   * published more than was heard), to ask it what is pending.
+   * published more than was heard), to ask it what is pending; {@code onThreadGap} the same of its
+   * thread facts, to list its threads again.
    */
-  public Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap) {
-    return start(onMember, onGap, true);
+  public Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap, Consumer<String> onThreadGap) {
+    return start(onMember, onGap, onThreadGap, true);
   }
 
-  private Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap, boolean checksSequences) {
+  private Future<Void> start(Consumer<JsonObject> onMember, Consumer<String> onGap, Consumer<String> onThreadGap,
+                             boolean checksSequences) {
     if (!clustered) {
       return Future.succeededFuture();
     }
@@ -134,34 +136,26 @@ public final class AgentNodes {
       } else {
         owns(threadNode, m.body().getString("threadId"), m.body());
       }
+      sequence(heardThreads, m.body(), "thread", onThreadGap);
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
       owns(requestNode, m.body().getString("requestId"), m.body());
       owns(threadNode, m.body().getString("threadId"), m.body());
-      sequence(m.body(), onGap);
+      sequence(heard, m.body(), "permission", onGap);
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> {
       requestNode.remove(m.body().getString("requestId"));
-      sequence(m.body(), onGap);
+      sequence(heard, m.body(), "permission", onGap);
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> {
       requestNode.remove(m.body().getString("requestId"));
-      sequence(m.body(), onGap);
+      sequence(heard, m.body(), "permission", onGap);
     });
     if (checksSequences) {
-      vertx.setPeriodic(sequenceCheckMs, t -> liveNodes().forEach(node ->
-          send(node, Addresses.PERMISSION_STATUS, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs))
-              .onSuccess(status -> {
-                Long seq = status.getLong("seq");
-                Heard last = heard.get(node);
-                boolean missed = seq != null && (last == null || !last.incarnation().equals(status.getString(
-                    "incarnation")) ? seq > 0 : seq > last.seq());
-                if (missed) {
-                  log.warn("agent node {} published {} permission facts, this edge heard {}: asking it what is "
-                      + "pending", node, seq, last == null ? "none" : last.seq());
-                  onGap.accept(node);
-                }
-              })));
+      vertx.setPeriodic(sequenceCheckMs, t -> liveNodes().forEach(node -> {
+        checkCount(node, Addresses.PERMISSION_STATUS, heard, "permission", onGap);
+        checkCount(node, Addresses.THREAD_STATUS, heardThreads, "thread", onThreadGap);
+      }));
     }
     return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).map(reply -> {
       for (Object o : reply.body().getJsonArray("members")) {
@@ -175,12 +169,30 @@ public final class AgentNodes {
     });
   }
 
-  /** The last permission fact heard of each agent node: its incarnation and sequence number. */
+  /** The last fact of a kind heard of an agent node: its incarnation and sequence number. */
   private record Heard(String incarnation, long seq) {}
 
+  /** Of each agent node, its permission facts and its thread facts (each kind numbered on its own). */
   private final Map<String, Heard> heard = new HashMap<>();
+  private final Map<String, Heard> heardThreads = new HashMap<>();
 
-  private void sequence(JsonObject fact, Consumer<String> onGap) {
+  /** Compares the count a node's status reply gives with what this edge heard of that kind. */
+  private void checkCount(String node, String address, Map<String, Heard> heard, String kind,
+                          Consumer<String> onGap) {
+    send(node, address, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs)).onSuccess(status -> {
+      Long seq = status.getLong("seq");
+      Heard last = heard.get(node);
+      boolean missed = seq != null && (last == null || !last.incarnation().equals(status.getString("incarnation"))
+          ? seq > 0 : seq > last.seq());
+      if (missed) {
+        log.warn("agent node {} published {} {} facts, this edge heard {}: asking it again", node, seq, kind,
+            last == null ? "none" : last.seq());
+        onGap.accept(node);
+      }
+    });
+  }
+
+  private void sequence(Map<String, Heard> heard, JsonObject fact, String kind, Consumer<String> onGap) {
     String node = fact.getString("node");
     Long seq = fact.getLong("seq");
     if (node == null || seq == null) {
@@ -195,21 +207,51 @@ public final class AgentNodes {
     // (an asking costs one list; a lost card would stay open).
     long expected = last != null && last.incarnation().equals(incarnation) ? last.seq() + 1 : 1;
     if (seq > expected) {
-      log.warn("missed {} permission facts of agent node {} (heard {} after {}): asking it what is pending",
-          seq - expected, node, seq, expected - 1);
+      log.warn("missed {} {} facts of agent node {} (heard {} after {}): asking it again", seq - expected, kind,
+          node, seq, expected - 1);
       onGap.accept(node);
     }
   }
 
   /** What a reconciliation with a node's pending list has heard up to ({@code seq} of its reply). */
   public void heardUpTo(JsonObject pendingReply) {
-    String node = pendingReply.getString("node");
-    Long seq = pendingReply.getLong("seq");
+    heardUpTo(heard, pendingReply);
+  }
+
+  private static void heardUpTo(Map<String, Heard> heard, JsonObject reply) {
+    String node = reply.getString("node");
+    Long seq = reply.getLong("seq");
     Heard last = node == null ? null : heard.get(node);
-    if (seq != null && (last == null || !last.incarnation().equals(pendingReply.getString("incarnation"))
+    if (seq != null && (last == null || !last.incarnation().equals(reply.getString("incarnation"))
         || seq > last.seq())) {
-      heard.put(node, new Heard(pendingReply.getString("incarnation"), seq));
+      heard.put(node, new Heard(reply.getString("incarnation"), seq));
     }
+  }
+
+  /**
+   * One agent node's threads, listed again (some of its thread facts were missed): the list, and
+   * under {@code vanished} the threads this edge had of it that it no longer has (deleted unheard).
+   */
+  public Future<JsonObject> relistThreads(String node) {
+    return send(node, Addresses.THREAD_LIST, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs))
+        .map(reply -> {
+          heardUpTo(heardThreads, reply);
+          Set<String> listed = new HashSet<>();
+          reply.getJsonArray("threads").forEach(o -> {
+            JsonObject t = (JsonObject) o;
+            listed.add(t.getString("threadId"));
+            threadNode.put(t.getString("threadId"), node);
+          });
+          JsonArray vanished = new JsonArray();
+          threadNode.entrySet().removeIf(e -> {
+            boolean gone = node.equals(e.getValue()) && !listed.contains(e.getKey());
+            if (gone) {
+              vanished.add(e.getKey());
+            }
+            return gone;
+          });
+          return reply.put("vanished", vanished);
+        });
   }
 
   private static void owns(Map<String, String> owners, String id, JsonObject fact) {

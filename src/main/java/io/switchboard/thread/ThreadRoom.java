@@ -95,6 +95,8 @@ public final class ThreadRoom extends VerticleBase {
 
   /** Where this room serves its commands (a cluster node's own addresses; see NodeScope). */
   private NodeScope scope = NodeScope.SINGLE;
+  /** Cluster mode: the thread facts this node published, this start. */
+  private long factSeq;
 
   @Override
   public Future<?> start() {
@@ -117,6 +119,8 @@ public final class ThreadRoom extends VerticleBase {
       log.info("{} threads loaded", threads.size());
       scope.<JsonObject>serve(bus, Addresses.THREAD_CREATE, this::create);
       scope.<JsonObject>serve(bus, Addresses.THREAD_LIST, this::list);
+      scope.<JsonObject>serve(bus, Addresses.THREAD_STATUS, m -> m.reply(counted(new JsonObject()
+          .put("threads", threads.size()))));
       scope.<JsonObject>serve(bus, Addresses.THREAD_GET, m -> withThread(m, t -> m.reply(json(t))));
       scope.<JsonObject>serve(bus, Addresses.THREAD_ATTACH, m -> withThread(m, t -> route(m, t, true)));
       scope.<JsonObject>serve(bus, Addresses.THREAD_DETACH, m -> withThread(m, t -> route(m, t, false)));
@@ -179,7 +183,7 @@ public final class ThreadRoom extends VerticleBase {
     saved.onSuccess(x -> {
       log.info("thread {} created with agent {}", id, agentId);
       m.reply(json(t));
-      bus.publish(Addresses.THREAD_CHANGED, json(t)); // every open page lists it at once
+      changed(json(t)); // every open page lists it at once
     }).onFailure(err -> {
       threads.remove(id);
       ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
@@ -189,7 +193,26 @@ public final class ThreadRoom extends VerticleBase {
   private void list(Message<JsonObject> m) {
     JsonArray out = new JsonArray();
     threads.values().forEach(t -> out.add(json(t)));
-    m.reply(new JsonObject().put("threads", out));
+    m.reply(counted(new JsonObject().put("threads", out)));
+  }
+
+  /** Cluster mode: an edge that reconciled with this reply has heard this node's thread facts up to here. */
+  private JsonObject counted(JsonObject reply) {
+    if (scope.node() != null) {
+      scope.stamp(reply).put("seq", factSeq);
+    }
+    return reply;
+  }
+
+  /**
+   * Tells every surface what a thread is now ({@code sb.thread.changed}). In a cluster the facts of
+   * this node are numbered, so an edge that missed one (a lost connection) can tell and list again.
+   */
+  private void changed(JsonObject fact) {
+    if (scope.node() != null) {
+      fact.put("seq", ++factSeq);
+    }
+    bus.publish(Addresses.THREAD_CHANGED, fact);
   }
 
   private void route(Message<JsonObject> m, ThreadState t, boolean attach) {
@@ -328,7 +351,7 @@ public final class ThreadRoom extends VerticleBase {
               log.info("thread {} deleted with its workspace", t.id);
             }
             JsonObject gone = json(t).put("deleted", true);
-            bus.publish(Addresses.THREAD_CHANGED, gone);
+            changed(gone);
             m.reply(gone);
           })
           .onFailure(err -> {
@@ -379,7 +402,7 @@ public final class ThreadRoom extends VerticleBase {
   private void saveAndAnnounce(Message<JsonObject> m, ThreadState t, String what) {
     bus.request(Addresses.STORE_THREAD_SAVE, t.row())
         .onSuccess(x -> {
-          bus.publish(Addresses.THREAD_CHANGED, json(t));
+          changed(json(t));
           if (m != null) {
             m.reply(json(t));
           }

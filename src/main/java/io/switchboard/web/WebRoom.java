@@ -149,19 +149,10 @@ public final class WebRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
     // Every open page hears of new threads and of each thread's waiting questions, attached or not.
-    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
-      JsonObject frame = new JsonObject().put("type", "thread").put("threadId", m.body().getString("threadId"))
-          .put("agent", m.body().getString("agent")).put("title", m.body().getString("title"))
-          .mergeIn(nodeOf(m.body()))
-          .put("archived", m.body().getBoolean("archived", false));
-      if (m.body().getBoolean("deleted", false)) {
-        frame.put("deleted", true);
-      }
-      String text = frame.encode();
-      new ArrayList<>(open).forEach(s -> s.notice(text));
-    });
+    bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> threadChanged(m.body()));
     // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
-    Future<Void> nodesKnown = nodes.start(this::memberChanged, node -> resync(node, "agent node " + node, 1));
+    Future<Void> nodesKnown = nodes.start(this::memberChanged, node -> resync(node, "agent node " + node, 1),
+        this::relistThreads);
     nodesKnown.compose(v -> nodes.ask(Addresses.PERMISSION_PENDING, new JsonObject())).onSuccess(reply -> {
       for (Object o : reply.getJsonArray("requests")) {
         JsonObject card = (JsonObject) o;
@@ -596,6 +587,30 @@ public final class WebRoom extends VerticleBase {
     } else if (agentNode) {
       resync(node, who, 60);
     }
+  }
+
+  /** A thread as it is now, to every open page. */
+  private void threadChanged(JsonObject thread) {
+    JsonObject frame = new JsonObject().put("type", "thread").put("threadId", thread.getString("threadId"))
+        .put("agent", thread.getString("agent")).put("title", thread.getString("title"))
+        .mergeIn(nodeOf(thread))
+        .put("archived", thread.getBoolean("archived", false));
+    if (thread.getBoolean("deleted", false)) {
+      frame.put("deleted", true);
+    }
+    String text = frame.encode();
+    new ArrayList<>(open).forEach(s -> s.notice(text));
+  }
+
+  /** Some thread facts of an agent node were missed: every page gets its threads as they are now. */
+  private void relistThreads(String node) {
+    nodes.relistThreads(node).onSuccess(reply -> {
+      reply.getJsonArray("threads").forEach(t -> threadChanged((JsonObject) t));
+      reply.getJsonArray("vanished").forEach(id -> threadChanged(new JsonObject().put("threadId", id)
+          .put("node", node).put("deleted", true)));
+      log.info("agent node {}: {} threads listed again on every page, {} deleted unheard", node,
+          reply.getJsonArray("threads").size(), reply.getJsonArray("vanished").size());
+    }).onFailure(err -> log.warn("agent node {} did not list its threads: {}", node, err.getMessage()));
   }
 
   private void shown(JsonObject card) {

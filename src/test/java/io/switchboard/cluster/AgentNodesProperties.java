@@ -43,10 +43,11 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  * first reply was lost: it is sent again with its key); a
  * node that is gone is refused at once as unavailable, and whatever waited on a node when it left
  * fails at once (no ask outlives the history: none waits for Vert.x's 30 s timeout); a lost fact
- * is noticed as a gap in that node's sequence.
+ * (a permission fact, or a thread fact: each kind numbered on its own) is noticed as a gap in
+ * that node's sequence of it.
  */
 class AgentNodesProperties {
-  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay, LateLeave, LoseReply {}
+  sealed interface Step permits Show, Answer, Leave, Join, Pause, Resume, Replay, LateLeave, LoseReply, ThreadFact {}
 
   /** A node shows a new request; its fact may be lost on the way. */
   record Show(int node, boolean lost) implements Step {}
@@ -70,6 +71,9 @@ class AgentNodesProperties {
 
   /** The node's reply to the next answer it takes is lost on the way (a cut connection). */
   record LoseReply(int node) implements Step {}
+
+  /** A thread of the node changed; the fact may be lost on the way. */
+  record ThreadFact(int node, boolean lost) implements Step {}
 
   /** The router's look-up bound, shortened: a paused node holds a look-up this long. */
   static final long LOOK_UP_MS = 300;
@@ -104,7 +108,8 @@ class AgentNodesProperties {
         net.jqwik.api.Tuple.of(1, node.map(Resume::new)),
         net.jqwik.api.Tuple.of(1, node.map(Replay::new)),
         net.jqwik.api.Tuple.of(1, node.map(LateLeave::new)),
-        net.jqwik.api.Tuple.of(2, node.map(LoseReply::new)));
+        net.jqwik.api.Tuple.of(2, node.map(LoseReply::new)),
+        net.jqwik.api.Tuple.of(3, Combinators.combine(node, Arbitraries.of(false, false, true)).as(ThreadFact::new)));
     return step.list().ofMinSize(1).ofMaxSize(25);
   }
 
@@ -115,12 +120,29 @@ class AgentNodesProperties {
     return true;
   }
 
+  /** How a fake node numbers one kind of its facts, and what of them was lost. */
+  private static final class Numbering {
+    long seq;
+    /** The gaps the router had reported of this kind when its last fact was lost; -1: none lost since. */
+    int gapsAtLoss = -1;
+    /** Whether a fact of this incarnation was lost and a later one delivered (a gap to notice). */
+    boolean lostThenHeard;
+    boolean lostSinceLastHeard;
+
+    void restart() {
+      seq = 0;
+      lostSinceLastHeard = false;
+      gapsAtLoss = -1;
+    }
+  }
+
   /** A fake agent node: its permission room's pending table and ledger, as far as the router sees them. */
   private final class FakeNode {
     final String name;
     String incarnation;
     String previousIncarnation;
-    long seq;
+    final Numbering permissions = new Numbering();
+    final Numbering threads = new Numbering();
     boolean member = true;
     boolean running = true;
     boolean paused;
@@ -135,11 +157,6 @@ class AgentNodesProperties {
     /** Every fact of this node that was delivered, with its address (a late copy may come again). */
     final List<Map.Entry<String, JsonObject>> facts = new ArrayList<>();
     final List<MessageConsumer<?>> consumers = new ArrayList<>();
-    /** The gaps the router had reported of this node when its last fact was lost; -1: none lost since. */
-    int gapsAtLoss = -1;
-    /** Whether a fact of this incarnation was lost and a later one delivered (a gap to notice). */
-    boolean lostThenHeard;
-    boolean lostSinceLastHeard;
 
     FakeNode(String name) {
       this.name = name;
@@ -158,7 +175,13 @@ class AgentNodesProperties {
       consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.PERMISSION_STATUS), m -> {
         if (!paused) { // a paused node does not answer: the asker's bound ends it
           m.reply(new JsonObject().put("pending", pending.size()).put("node", name).put("incarnation", incarnation)
-              .put("seq", seq));
+              .put("seq", permissions.seq));
+        }
+      }));
+      consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.THREAD_STATUS), m -> {
+        if (!paused) {
+          m.reply(new JsonObject().put("threads", 1).put("node", name).put("incarnation", incarnation)
+              .put("seq", threads.seq));
         }
       }));
       consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.onNode(name, Addresses.STORE_LEDGER_GET), m -> {
@@ -199,15 +222,20 @@ class AgentNodesProperties {
     }
 
     void publish(String address, String id, boolean lost) {
-      JsonObject fact = new JsonObject().put("requestId", id).put("threadId", "t-" + name).put("node", name)
-          .put("incarnation", incarnation).put("seq", ++seq);
+      boolean thread = address.equals(Addresses.THREAD_CHANGED);
+      Numbering kind = thread ? threads : permissions;
+      JsonObject fact = new JsonObject().put("threadId", "t-" + name).put("node", name)
+          .put("incarnation", incarnation).put("seq", ++kind.seq);
+      if (!thread) {
+        fact.put("requestId", id);
+      }
       if (lost) {
-        lostSinceLastHeard = true;
+        kind.lostSinceLastHeard = true;
         return;
       }
-      if (lostSinceLastHeard) {
-        lostThenHeard = true;
-        lostSinceLastHeard = false;
+      if (kind.lostSinceLastHeard) {
+        kind.lostThenHeard = true;
+        kind.lostSinceLastHeard = false;
       }
       facts.add(Map.entry(address, fact));
       vertx.eventBus().publish(address, fact);
@@ -229,6 +257,7 @@ class AgentNodesProperties {
     final Map<Future<JsonObject>, FakeNode> target = new java.util.IdentityHashMap<>();
     final Map<String, Integer> wins = new HashMap<>();
     final Map<String, Integer> gaps = new java.util.concurrent.ConcurrentHashMap<>();
+    final Map<String, Integer> threadGaps = new java.util.concurrent.ConcurrentHashMap<>();
     Context context;
     AgentNodes router;
     MessageConsumer<JsonObject> members;
@@ -261,7 +290,8 @@ class AgentNodesProperties {
       });
       context = vertx.getOrCreateContext();
       router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
-      await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum))));
+      await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum),
+          node -> threadGaps.merge(node, 1, Integer::sum))));
       try {
         for (Step step : steps) {
           apply(step);
@@ -291,7 +321,7 @@ class AgentNodesProperties {
         n.owned.add(id);
         n.pending.add(id);
         if (s.lost()) {
-          n.gapsAtLoss = gaps.getOrDefault(n.name, 0);
+          n.permissions.gapsAtLoss = gaps.getOrDefault(n.name, 0);
         }
         n.publish(Addresses.PERMISSION_SHOWN, id, s.lost());
         settle();
@@ -355,9 +385,8 @@ class AgentNodesProperties {
           n.previousIncarnation = n.incarnation;
           n.incarnation = n.name + "-" + (Integer.parseInt(n.incarnation.substring(n.incarnation.lastIndexOf('-')
               + 1)) + 1);
-          n.seq = 0;
-          n.lostSinceLastHeard = false;
-          n.gapsAtLoss = -1;
+          n.permissions.restart();
+          n.threads.restart();
           n.serve();
           for (String id : new ArrayList<>(n.pending)) {
             n.pending.remove(id);
@@ -369,6 +398,16 @@ class AgentNodesProperties {
         n.running = true;
         vertx.eventBus().publish(Addresses.CLUSTER_MEMBER, new JsonObject().put("event", "joined").put("node", n.name)
             .put("role", "agent").put("incarnation", n.incarnation));
+        settle();
+      } else if (step instanceof ThreadFact f) {
+        FakeNode n = nodes.get(f.node());
+        if (!n.running || n.paused) {
+          return;
+        }
+        if (f.lost()) {
+          n.threads.gapsAtLoss = threadGaps.getOrDefault(n.name, 0);
+        }
+        n.publish(Addresses.THREAD_CHANGED, null, f.lost());
         settle();
       } else if (step instanceof LoseReply l) {
         nodes.get(l.node()).loseNextReply = true;
@@ -426,18 +465,18 @@ class AgentNodesProperties {
         for (String id : n.answersReceived) {
           assertTrue(n.owned.contains(id), n.name + " received an answer to " + id + ", which it does not own");
         }
-        if (n.lostThenHeard) {
+        if (n.permissions.lostThenHeard) {
           assertTrue(gaps.getOrDefault(n.name, 0) > 0, n.name + ": a lost fact went unnoticed");
+        }
+        if (n.threads.lostThenHeard) {
+          assertTrue(threadGaps.getOrDefault(n.name, 0) > 0, n.name + ": a lost thread fact went unnoticed");
         }
       }
       // A lost fact with none after it is noticed at the router's periodic check, on a node that answers.
       for (FakeNode n : nodes) {
-        if (n.lostSinceLastHeard && n.member && n.running && !n.paused) {
-          long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10 * SEQUENCE_CHECK_MS);
-          while (gaps.getOrDefault(n.name, 0) <= n.gapsAtLoss && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-          }
-          assertTrue(gaps.getOrDefault(n.name, 0) > n.gapsAtLoss, n.name + ": its last fact was lost, unnoticed");
+        if (n.member && n.running && !n.paused) {
+          lastLossNoticed(n, n.permissions, gaps, "permission");
+          lastLossNoticed(n, n.threads, threadGaps, "thread");
         }
       }
       // Each request is won at most once, at its owner.
@@ -447,6 +486,18 @@ class AgentNodesProperties {
         }
       }
       wins.forEach((id, count) -> assertEquals(1, count, "request " + id + " won " + count + " times"));
+    }
+
+    void lastLossNoticed(FakeNode n, Numbering kind, Map<String, Integer> gaps, String what) throws Exception {
+      if (!kind.lostSinceLastHeard) {
+        return;
+      }
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10 * SEQUENCE_CHECK_MS);
+      while (gaps.getOrDefault(n.name, 0) <= kind.gapsAtLoss && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertTrue(gaps.getOrDefault(n.name, 0) > kind.gapsAtLoss, n.name + ": its last " + what
+          + " fact was lost, unnoticed");
     }
 
     /** Lets the facts just published reach the router. */

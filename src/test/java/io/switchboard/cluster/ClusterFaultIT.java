@@ -392,6 +392,24 @@ class ClusterFaultIT {
       assertTrue(verify.waitFor(30, TimeUnit.SECONDS));
       assertEquals(0, verify.exitValue(), node + ": ledger verify: " + said);
     }
+    // The page lists every thread as its node has it (a thread fact lost in a cut is listed again):
+    // a page opened now, listed afresh by the nodes, shows the same titles.
+    Map<String, String> titles = new HashMap<>();
+    for (JsonObject f : page.seen) {
+      if ("welcome".equals(f.getString("type"))) {
+        f.getJsonArray("threads").forEach(t -> titles.put(((JsonObject) t).getString("threadId"),
+            ((JsonObject) t).getString("title")));
+      } else if ("thread".equals(f.getString("type")) && f.getString("title") != null) {
+        titles.put(f.getString("threadId"), f.getString("title"));
+      }
+    }
+    try (ChatClient fresh = ChatClient.open(vertx, nodes.get("edge").port(), edgeToken)) {
+      for (Object o : fresh.next("welcome").getJsonArray("threads")) {
+        JsonObject t = (JsonObject) o;
+        assertEquals(t.getString("title"), titles.get(t.getString("threadId")), "the page's title of thread "
+            + t.getString("threadId"));
+      }
+    }
     // Every card the page was shown is in its node's ledger.
     for (Map.Entry<String, JsonObject> shown : m.shown.entrySet()) {
       String node = shown.getValue().getString("node");
@@ -445,6 +463,7 @@ class ClusterFaultIT {
     List<String> lines = Files.exists(edgeLog) ? Files.readAllLines(edgeLog) : List.of();
     Map<String, String> marks = Map.of("answers tried again", "sending it again",
         "permission facts missed", "permission facts of agent node",
+        "thread facts missed", "thread facts of agent node",
         "fact counts found short", "this edge heard",
         "thread events replayed", "did not arrive; replaying");
     marks.forEach((name, mark) -> counts.put(name, lines.stream().filter(l -> l.contains(mark)).count()));
