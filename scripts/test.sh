@@ -30,8 +30,10 @@ have node && have npm || apt_install nodejs npm
 have bwrap || apt_install bubblewrap
 # The launcher and cluster tests signal the gateway's JVMs (SIGINT, SIGSTOP, SIGCONT) with kill(1).
 [ -x /usr/bin/kill ] || [ -x /bin/kill ] || apt_install procps
-# The cluster fault suite cuts nodes' connections with ss -K (iproute2; it needs root).
+# The cluster fault suite darkens nodes' links with nft (nftables) and cuts them with ss -K
+# (iproute2); both need root.
 have ss || apt_install iproute2
+have nft || apt_install nftables
 # The web chat's browser tests drive Debian's Chromium through Debian's chromedriver.
 [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
 

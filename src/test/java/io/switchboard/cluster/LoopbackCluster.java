@@ -76,10 +76,53 @@ final class LoopbackCluster implements AutoCloseable {
     assertTrue(new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor() == 0);
   }
 
-  /** The membership and event-bus ports a node's config gives it. */
-  static List<Integer> clusterPorts(Path config) throws Exception {
-    JsonObject section = new JsonObject(Files.readString(config)).getJsonObject("cluster");
-    return List.of(section.getInteger("port"), section.getInteger("busPort"));
+  /** The event-bus port a node's config gives it. */
+  static int busPort(Path config) throws Exception {
+    return new JsonObject(Files.readString(config)).getJsonObject("cluster").getInteger("busPort");
+  }
+
+  /** Which way a blackhole drops a node's event-bus traffic. */
+  enum Direction { TO_NODE, FROM_NODE }
+
+  /**
+   * Drops (nftables, as root) the event-bus data going to a node, or coming from it, until closed:
+   * what is sent meanwhile waits in the sender's socket, to be lost when the socket is cut. Only
+   * that node's connections: the other nodes' and the pages' traffic flows on.
+   */
+  static AutoCloseable blackhole(Process node, int nodeBusPort, java.util.Collection<Integer> busPorts,
+                                 Direction direction) throws Exception {
+    String table = "sbcut" + ProcessHandle.current().pid();
+    String rule;
+    if (direction == Direction.TO_NODE) {
+      rule = "tcp dport " + nodeBusPort + " drop";
+    } else {
+      // The node's own connections to the others: from its local ports, to their bus ports.
+      java.util.Set<Integer> local = new java.util.TreeSet<>();
+      for (String[] s : sockets(node, busPorts)) {
+        if (busPorts.contains(port(s[1])) && port(s[1]) != nodeBusPort) {
+          local.add(port(s[0]));
+        }
+      }
+      if (local.isEmpty()) {
+        local.add(0); // none open now: nothing of it to drop (port 0 matches no packet)
+      }
+      rule = "tcp sport { " + String.join(", ", local.stream().map(String::valueOf).toList()) + " } drop";
+    }
+    nft("add table inet " + table + "\nadd chain inet " + table
+        + " out { type filter hook output priority 0; policy accept; }\nadd rule inet " + table + " out " + rule);
+    return () -> nft("delete table inet " + table);
+  }
+
+  private static void nft(String script) throws Exception {
+    Path file = Files.createTempFile("sb-nft", ".txt");
+    try {
+      Files.writeString(file, script + "\n");
+      Process p = new ProcessBuilder("nft", "-f", file.toString()).redirectErrorStream(true).start();
+      String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0, "nft (nftables, as root) failed: " + said);
+    } finally {
+      Files.deleteIfExists(file);
+    }
   }
 
   /**
