@@ -387,7 +387,10 @@ public final class AgentNodes {
       if (tries > 1 && live.containsKey(node) && err instanceof NoReply) {
         log.warn("an answer to request {} got no reply from agent node {} ({}): sending it again",
             body.getString("requestId"), node, err.getMessage());
-        return answer(node, body, options, tries - 1);
+        // A moment first: a node whose rooms are starting refuses at once, not after the try's bound.
+        Promise<Void> pause = Promise.promise();
+        vertx.setTimer(Math.max(1, answerTryMs / 10), t -> pause.complete());
+        return pause.future().compose(x -> answer(node, body, options, tries - 1));
       }
       return Future.failedFuture(err);
     });
