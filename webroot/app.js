@@ -167,6 +167,7 @@ function receive(f) {
         state.attachments = state.lastPrompt.attachments;
         renderAttach();
       }
+      if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
       return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
   }
@@ -1202,6 +1203,17 @@ function resolved(f) {
 
 // Cluster mode: the node that keeps these requests' ledger left. Their cards stay, unanswerable and
 // saying why, until it is back (answerable again) or their end arrives.
+// An answer the gateway did not take (its node did not answer in time, say): the card stays
+// answerable, its buttons usable again, and it says why. An ended request's card ends by itself.
+function answerNotTaken(f) {
+  for (const t of state.threads.values()) {
+    const c = t.view?.cards?.get(f.requestId);
+    if (!c || c.el.classList.contains('resolved') || c.el.classList.contains('stale')) continue;
+    c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = false; });
+    c.section.querySelector('.verdict').textContent = 'Not taken: ' + (f.message || f.code) + '. Try again.';
+  }
+}
+
 function stale(f) {
   const ids = new Set(f.requestIds || []);
   for (const t of state.threads.values()) {

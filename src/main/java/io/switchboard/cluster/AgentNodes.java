@@ -293,6 +293,11 @@ public final class AgentNodes {
     return threadNode.get(threadId);
   }
 
+  /** A request whose end fact was missed ended (its node's ledger says so): its owner is not kept. */
+  public void ended(String requestId) {
+    requestNode.remove(requestId);
+  }
+
   /** The node that owns a pending request, when known. */
   public String ownerOfRequest(String requestId) {
     return requestNode.get(requestId);

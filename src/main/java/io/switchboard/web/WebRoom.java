@@ -654,6 +654,7 @@ public final class WebRoom extends VerticleBase {
               .onSuccess(row -> {
                 JsonObject request = row.getJsonObject("request");
                 if (request != null && request.getLong("endedAt") != null) {
+                  nodes.ended(id); // its end fact never came: the router forgets its owner here
                   ended(request);
                 }
               }));
