@@ -221,8 +221,11 @@ class ClusterFaultIT {
    */
   private void cut(String node) throws Exception {
     fault("cut-sockets");
-    List<JsonObject> open = new ArrayList<>(model().open.values());
-    open.removeIf(c -> c.getBoolean("stale", false) || !node.equals(c.getString("node")));
+    List<JsonObject> open = openCardsOf(node);
+    if (open.isEmpty()) {
+      prompt(node); // a question to answer across the cut
+      open = openCardsOf(node);
+    }
     JsonObject card = open.isEmpty() ? null : open.get(random.nextInt(open.size()));
     java.util.Set<Integer> ports = new java.util.HashSet<>();
     for (Path config : configs.values()) {
@@ -259,6 +262,12 @@ class ClusterFaultIT {
     }
     awaitUsable(node);
     log.add("cut " + cut + " sockets of " + node + " dark " + way + told);
+  }
+
+  private List<JsonObject> openCardsOf(String node) {
+    List<JsonObject> open = new ArrayList<>(model().open.values());
+    open.removeIf(c -> c.getBoolean("stale", false) || !node.equals(c.getString("node")));
+    return open;
   }
 
   /** SIGKILL, then a start on the same data: its pending requests end voided-by-restart. */
