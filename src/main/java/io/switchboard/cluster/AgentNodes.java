@@ -75,6 +75,8 @@ public final class AgentNodes {
    */
   static final long ANSWER_TRY_MS = 10_000;
   static final int ANSWER_TRIES = 3;
+  /** How soon a send that found no handler at a member's address is tried again. */
+  static final long STARTING_RETRY_MS = 200;
   private final long lookUpMs;
   private final long sequenceCheckMs;
   private final long answerTryMs;
@@ -356,20 +358,38 @@ public final class AgentNodes {
     Promise<JsonObject> answer = Promise.promise();
     Set<Promise<?>> waiting = asking.computeIfAbsent(node, n -> new HashSet<>());
     waiting.add(answer);
+    answer.future().onComplete(x -> waiting.remove(answer));
+    attempt(node, address, body, options, answer, System.nanoTime() + lookUpMs * 1_000_000);
+    return answer.future();
+  }
+
+  /**
+   * One try of a send. No handler at the node's address means nothing was delivered: a node that
+   * just joined registers its rooms' addresses after it is a member (and the cluster learns of each
+   * a moment later), so the send is tried again for up to the look-up bound while the node is a
+   * member, whatever the command.
+   */
+  private void attempt(String node, String address, JsonObject body, DeliveryOptions options,
+                       Promise<JsonObject> answer, long deadline) {
     vertx.eventBus().<JsonObject>request(Addresses.onNode(node, address), body, options).onComplete(done -> {
-      waiting.remove(answer);
+      if (answer.future().isComplete()) {
+        return; // failed meanwhile: its node left
+      }
       if (done.succeeded()) {
-        answer.tryComplete(done.result().body());
+        answer.complete(done.result().body());
       } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
-        // A node that just joined: its rooms start after it is a member.
-        answer.tryFail(new NoReply("agent node " + node + " is starting: its rooms do not answer yet"));
+        if (live.containsKey(node) && System.nanoTime() < deadline) {
+          vertx.setTimer(Math.max(1, Math.min(STARTING_RETRY_MS, lookUpMs / 10)),
+              t -> attempt(node, address, body, options, answer, deadline));
+        } else {
+          answer.tryFail(new NoReply("agent node " + node + " is starting: its rooms do not answer yet"));
+        }
       } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
         answer.tryFail(new NoReply("agent node " + node + " did not answer in time (" + re.getMessage() + ")"));
       } else {
         answer.tryFail(done.cause());
       }
     });
-    return answer.future();
   }
 
   /** An answer with a key of its own (unless its surface gave one): the same on every try. */

@@ -36,7 +36,8 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  * The edge's router to the agent nodes over generated histories of two agent nodes: requests shown
  * (some of their facts lost, some repeated late), answers (some twice), nodes that leave, come back
  * as the same incarnation (a healed partition) or a new one (a restart, which voids what was
- * pending), nodes that stop answering (paused), and replies lost on the way (a cut connection).
+ * pending; its rooms' addresses registered a moment after it joined), nodes that stop answering
+ * (paused), and replies lost on the way (a cut connection).
  * Fake agent nodes keep the ledger rules, answer keys included. For every history: an answer
  * reaches only the node that owns its request; a request is won by at most one answer, and an
  * answer to a pending request on a node that is there and answering wins it (told so even when its
@@ -79,6 +80,8 @@ class AgentNodesProperties {
   static final long LOOK_UP_MS = 300;
   /** How often the router compares each node's fact count with what it heard, shortened. */
   static final long SEQUENCE_CHECK_MS = 100;
+  /** How long after a restarted node joined its rooms' addresses are registered. */
+  static final long REGISTER_DELAY_MS = 30;
   /** How long one try of an answer waits for its node, shortened. */
   static final long ANSWER_TRY_MS = 300;
 
@@ -242,8 +245,16 @@ class AgentNodesProperties {
     }
 
     void stopServing() {
+      vertx.cancelTimer(registering);
       consumers.forEach(MessageConsumer::unregister);
       consumers.clear();
+    }
+
+    /** A restarted node's rooms register their addresses a moment after it joined, as real ones do. */
+    long registering = -1;
+
+    void serveSoon() {
+      registering = vertx.setTimer(REGISTER_DELAY_MS, t -> serve());
     }
   }
 
@@ -387,7 +398,7 @@ class AgentNodesProperties {
               + 1)) + 1);
           n.permissions.restart();
           n.threads.restart();
-          n.serve();
+          n.serveSoon();
           for (String id : new ArrayList<>(n.pending)) {
             n.pending.remove(id);
             n.ended.add(id);
