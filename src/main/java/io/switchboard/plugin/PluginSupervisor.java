@@ -732,7 +732,7 @@ final class PluginSupervisor {
   void nodeLeft(String node) {
     Set<String> told = staleChats.computeIfAbsent(node, n -> new HashSet<>());
     routes.values().forEach(r -> {
-      if (r.openCards.containsValue(node) && told.add(r.chatId)) {
+      if (r.openCards.values().stream().anyMatch(c -> node.equals(c.node())) && told.add(r.chatId)) {
         enqueueText(r, "system", "Agent node " + node + " left the cluster: the permission requests waiting in "
             + "this chat cannot be answered until it is back (a tap now is refused).");
       }
@@ -829,12 +829,16 @@ final class PluginSupervisor {
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
         Dialect.Out card = dialect.card(r, id, body);
-        r.openCards.put(id, out.getString("node"));
+        r.openCards.put(id, new Route.OpenCard(body.getString("requestId"), out.getString("node")));
         g.peer.request(card.method(), card.params()).onSuccess(response -> tapped(g, r, id, body,
             JsonRpcPeer.object(response)));
         return Future.succeededFuture();
       }
       case "card_end" -> {
+        // Ended: its node's departure no longer concerns the chat (the card itself stays open until
+        // the plugin answers it, for the SDK's own rejections).
+        r.openCards.replaceAll((outputId, c) -> c.requestId() != null && c.requestId().equals(body.getString(
+            "requestId")) ? new Route.OpenCard(c.requestId(), null) : c);
         Dialect.Out end = dialect.cardEnd(r, id, body);
         return end == null ? Future.succeededFuture() : send(g, end); // null: the card shows it already
       }

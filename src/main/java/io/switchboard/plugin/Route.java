@@ -25,9 +25,12 @@ final class Route {
   io.vertx.core.Future<?> commands = io.vertx.core.Future.succeededFuture();
   /**
    * Cards sent to the plugin's current process and not answered yet (vibearound: the SDK may reject
-   * them itself): output id -> the agent node whose request it is (cluster mode; else null).
+   * them itself): output id -> its request, and (cluster mode) the agent node whose request it is
+   * while it waits (null once its end came).
    */
-  final java.util.Map<String, String> openCards = new java.util.HashMap<>();
+  final java.util.Map<String, OpenCard> openCards = new java.util.HashMap<>();
+
+  record OpenCard(String requestId, String node) {}
   /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */
   final java.util.Set<String> autoRejectable = new java.util.HashSet<>();
   /** Prompts waiting for their turn, each with the plugin's open session/prompt to answer. */
