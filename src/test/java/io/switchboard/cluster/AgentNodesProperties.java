@@ -83,7 +83,7 @@ class AgentNodesProperties {
   /** How long after a restarted node joined its rooms' addresses are registered. */
   static final long REGISTER_DELAY_MS = 30;
   /** How long one try of an answer waits for its node, shortened. */
-  static final long ANSWER_TRY_MS = 300;
+  static final long ANSWER_TRY_MS = 100;
 
   private Vertx vertx;
   private int history;
