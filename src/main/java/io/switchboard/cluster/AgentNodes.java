@@ -412,7 +412,7 @@ public final class AgentNodes {
       if (tries > 1 && live.containsKey(node) && err instanceof NoReply) {
         log.warn("an answer to request {} got no reply from agent node {} ({}): sending it again",
             body.getString("requestId"), node, err.getMessage());
-        // A moment first: a node whose rooms are starting refuses at once, not after the try's bound.
+        // A moment between tries (a node still registering its rooms was already given send's own retries).
         Promise<Void> pause = Promise.promise();
         vertx.setTimer(Math.max(1, answerTryMs / 10), t -> pause.complete());
         return pause.future().compose(x -> answer(node, body, options, tries - 1));
