@@ -78,7 +78,9 @@ class ClusterBrowserIT {
       waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
     }
     // Two agent nodes: the person picks where the thread runs, and the thread list says where.
+    // (on a phone the menu slides in for 0.2 s: the picker is on screen once it has)
     WebElement pick = browser.findElement(By.id("node-select"));
+    new WebDriverWait(browser, Duration.ofSeconds(5)).until(d -> pick.isDisplayed() && inWindow(pick));
     assertTrue(pick.isDisplayed() && inWindow(pick), "the node picker is on screen");
     new org.openqa.selenium.support.ui.Select(pick).selectByVisibleText("build-2");
     browser.findElement(By.cssSelector("#new-thread button")).click();
