@@ -783,7 +783,8 @@ final class AgentSession {
         .compose(thread -> {
           JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
               .put("agentId", spec.id()).put("generation", g.generation).put("toolCall", toolCall).put("options", p.getValue("options"))
-              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()));
+              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
+              .put("startedBy", thread.body().getString("startedBy"));
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
           if (afterCancel) {

@@ -12,6 +12,8 @@ public enum ErrorCode {
   UNKNOWN_REQUEST(404, "unknown_request"),
   ALREADY_ANSWERED(409, "already_answered"),
   NOT_ELIGIBLE(403, "not_eligible"),
+  /** A chat user who is not among the approvers of the request's chat (the message names them). */
+  NOT_APPROVER(401, "not_approver"),
   INVALID_OPTION(422, "invalid_option"),
   UNKNOWN_THREAD(410, "unknown_thread"),
   BUSY(429, "busy"),

@@ -334,7 +334,7 @@ public final class AgentNodes {
           : requests(address, body, options);
       case Addresses.PERMISSION_ANSWER -> toRequest(address, keyed(body), new DeliveryOptions(options)
           .setSendTimeout(Math.min(options.getSendTimeout(), answerTryMs)));
-      case Addresses.STORE_LEDGER_NOTE, Addresses.STORE_LEDGER_GET -> toRequest(address, body, options);
+      case Addresses.STORE_LEDGER_GET -> toRequest(address, body, options);
       case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
       case Addresses.PERMISSION_STATUS -> all(address, body, options, true).map(AgentNodes::permissionStatus);
       case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options, true).map(r -> new JsonObject());

@@ -309,11 +309,30 @@ public final class PermissionRoom extends VerticleBase {
           + "string, and answerKey a string of 1.." + MAX_ANSWER_KEY + " characters");
       return;
     }
+    ChatApproval chat;
+    try {
+      chat = b.getValue("chat") == null ? null : ChatApproval.parse(b.getValue("chat"));
+    } catch (IllegalArgumentException e) {
+      ErrorCode.BAD_REQUEST.fail(message, "bad answer: " + e.getMessage());
+      return;
+    }
     String answerKey = (String) key;
     Pending p = pending.get(id);
     if (p == null) {
       answerEnded(message, id, answerKey);
       return;
+    }
+    if (chat != null) {
+      // A tap in a chat: judged here against its plugin's approvers, as every answer is.
+      ChatApproval.Verdict verdict = chat.judge((String) user, p.reg.startedBy());
+      if (!verdict.allowed()) {
+        note(p.id, "rejected", surface, verdict.who(), "not_eligible: not an approver");
+        log.warn("permission request {} of thread {}: {} tapped it in {} but is not an approver", id,
+            p.reg.threadId(), verdict.who(), surface);
+        ErrorCode.NOT_APPROVER.fail(message, verdict.refusal());
+        return;
+      }
+      user = verdict.who();
     }
     if (!surface.equals(OPERATOR_SURFACE) && !p.eligible.contains(surface)) {
       note(p.id, "rejected", surface, (String) user, "not_eligible");
@@ -601,12 +620,9 @@ public final class PermissionRoom extends VerticleBase {
     return new JsonObject().put("outcome", "cancelled").put("reason", reason);
   }
 
-  /** The card surfaces show. Its parts are shared, not copied: the event bus copies what it sends. */
   private static JsonObject card(Pending p) {
-    return new JsonObject().put("requestId", p.id).put("threadId", p.reg.threadId())
-        .put("sessionId", p.reg.sessionId()).put("toolCall", p.reg.toolCall())
-        .put("options", p.reg.options()).put("eligible", new JsonArray(new ArrayList<>(p.eligible)))
-        .put("createdAt", p.createdAt);
+    return new Card(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCall(), p.reg.options(),
+        new ArrayList<>(p.eligible), p.createdAt).toJson();
   }
 
   private static JsonObject endedFact(String id, String threadId, String sessionId, String toolCallId,

@@ -9,10 +9,11 @@ import java.util.Set;
 
 /**
  * A checked {@code sb.permission.register} body: which thread, ACP session and agent process
- * generation ask, the tool call, the agent's own options, and the surfaces that may answer.
+ * generation ask, the tool call, the agent's own options, the surfaces that may answer, and who
+ * started the thread (a chat's default approver; null when unknown).
  */
 record Registration(String threadId, String sessionId, String agentId, String generation, String toolCallId,
-                    String toolCallJson, String optionsJson, List<String> eligible) {
+                    String toolCallJson, String optionsJson, List<String> eligible, String startedBy) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
 
@@ -30,6 +31,10 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     Object generation = body.getValue("generation");
     if (generation != null && (!(generation instanceof String g) || g.isEmpty())) {
       throw new IllegalArgumentException("generation must be a non-empty string");
+    }
+    Object startedBy = body.getValue("startedBy");
+    if (startedBy != null && !(startedBy instanceof String)) {
+      throw new IllegalArgumentException("startedBy must be a string");
     }
     if (!(body.getValue("toolCall") instanceof JsonObject toolCall)) {
       throw new IllegalArgumentException("toolCall must be an object");
@@ -71,7 +76,7 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     // Kept encoded: a pending request holds its tool call and options as text (a few hundred bytes),
     // not as trees of maps (several KiB); they are decoded when a card is made or an answer checked.
     return new Registration(threadId, sessionId, (String) agent, (String) generation, id, toolCall.encode(),
-        options.encode(), List.copyOf(eligible));
+        options.encode(), List.copyOf(eligible), (String) startedBy);
   }
 
   /** The tool call as the agent sent it (a new copy each time). */

@@ -2,6 +2,7 @@ package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
+import io.switchboard.permission.ChatApproval;
 import io.switchboard.config.Limits;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.config.Settings;
@@ -53,7 +54,6 @@ final class PluginSupervisor {
   }
 
   /** Who tapped, for the audit, when the dialect does not say and a group has many people. */
-  static final String GROUP_MEMBER = "a group member";
 
   /** One spawn of the plugin. */
   private final class Generation {
@@ -893,61 +893,31 @@ final class PluginSupervisor {
       tapper = "unknown";
     }
     // A dialect that does not say who tapped, in a chat not known to be a direct message: one of
-    // many people. The audit says so, never a name.
+    // many people. An anonymous tap cannot be told from the SDK's own rejection either, so a
+    // rejection of a card that was open at a prompt's end is never counted (above); an approval is.
     boolean anonymous = tapper == null && !"dm".equals(r.scope);
-    if (anonymous) {
-      tapper = GROUP_MEMBER;
-    } else if (tapper == null) {
-      tapper = r.lastSender; // a direct message: the person the chat is with
+    if (tapper == null && !anonymous) {
+      tapper = r.lastSender; // a direct message: the person the chat is with (null: its thread's starter)
     }
-    String said = tapper;
-    // An anonymous tap cannot be told from the SDK's own rejection either, so a rejection of a
-    // card that was open at a prompt's end is never counted (above); an approval always is.
-    // Judged against the card's own thread (its starter), never the chat's current one.
-    String cardThread = card.getString("threadId");
-    Future<String> starter = cardThread == null ? Future.succeededFuture(null)
-        : room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", cardThread))
-            .map(m -> m.getString("startedBy")).otherwise((String) null);
-    starter.onComplete(x -> judgeTap(g, r, outputId, card, outcome, said, anonymous, x.result()));
-  }
-
-  private void judgeTap(Generation g, Route r, String outputId, JsonObject card, JsonObject outcome, String tapper,
-                        boolean anonymous, String startedBy) {
-    String requestId = card.getString("requestId");
-    List<String> approvers = spec.approvers().isEmpty() ? (startedBy == null ? List.of() : List.of(startedBy))
-        : spec.approvers();
-    // A direct message not heard from since a restart: the person who started its thread.
-    String who = tapper != null ? tapper : startedBy;
-    // In a group whose cards this plugin shows although it cannot tell who taps (cardsInGroups), any
-    // member's tap counts, as docs/protocol-plugins.md says; elsewhere only an approver's.
-    boolean allowed = anonymous ? spec.cardsInGroups() : approvers.contains(who);
-    if (!allowed) {
-      stillPending(card).onSuccess(pending -> {
-        if (!pending) {
-          alreadyEnded(r, card, outcome, requestId);
-          return;
-        }
-        log.warn("[{}] {} tapped request {} in chat {} but is not an approver", tag, who, requestId, r.chatId);
-        room.ask(Addresses.STORE_LEDGER_NOTE, new JsonObject().put("requestId", requestId).put("event", "rejected")
-            .put("surface", r.surface()).put("user", who).put("detail", "not_eligible: not an approver"));
-        enqueueText(r, "system", "Only " + String.join(", ", approvers) + " may answer that request (or the web chat).");
+    // The permission room judges the tap against this plugin's approvers and the card's own thread.
+    JsonObject answer = new JsonObject().put("requestId", requestId).put("optionId", outcome.getString("optionId"))
+        .put("surface", r.surface()).put("user", tapper)
+        .put("chat", new ChatApproval(spec.approvers(), spec.cardsInGroups(), anonymous).toJson());
+    room.ask(Addresses.PERMISSION_ANSWER, answer).onFailure(err -> {
+      ErrorCode code = ErrorCode.of(err);
+      if (code == ErrorCode.ALREADY_ANSWERED) {
+        alreadyEnded(r, card, outcome, requestId);
+      } else if (code == ErrorCode.NOT_APPROVER) {
+        log.warn("[{}] a tap on request {} in chat {} was refused: {}", tag, requestId, r.chatId, err.getMessage());
+        enqueueText(r, "system", err.getMessage());
         if (gen == g) {
           deliverOne(g, new JsonObject().put("outputId", outputId).put("chatId", r.chatId).put("kind", "card")
               .put("body", card)); // ask again, for an approver: it still waits
         }
-      });
-      return;
-    }
-    room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
-            .put("optionId", outcome.getString("optionId")).put("surface", r.surface()).put("user", who))
-        .onFailure(err -> {
-          ErrorCode code = ErrorCode.of(err);
-          if (code == ErrorCode.ALREADY_ANSWERED) {
-            alreadyEnded(r, card, outcome, requestId);
-          } else {
-            enqueueText(r, "system", "That answer was not taken: " + err.getMessage());
-          }
-        });
+      } else {
+        enqueueText(r, "system", "That answer was not taken: " + err.getMessage());
+      }
+    });
   }
 
   /** The kind of the card's option {@code optionId} ("allow_once", "reject_once", …), or "". */

@@ -1,6 +1,7 @@
 package io.switchboard.store;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.permission.Card;
 import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.vertx.core.Future;
@@ -326,8 +327,7 @@ public final class StoreRoom extends VerticleBase {
           eligible, at, digest);
       insertEvent(conn, id, at, "registered", null, null, null, digest);
       // The card for every IM surface is durable in the same transaction as the ledger row.
-      JsonObject card = new JsonObject().put("requestId", id).put("threadId", threadId).put("sessionId", sessionId)
-          .put("toolCall", new JsonObject(toolCall)).put("options", new JsonArray(options)).put("createdAt", at);
+      JsonObject card = Card.of(b).toOutboxJson();
       JsonArray touched = new JsonArray();
       for (Object surface : new JsonArray(eligible)) {
         String[] im = Outbox.imSurface((String) surface);

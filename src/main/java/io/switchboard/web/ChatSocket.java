@@ -1,6 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.permission.Card;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.vertx.core.Future;
@@ -407,10 +408,7 @@ final class ChatSocket {
   }
 
   private static JsonObject cardFrame(JsonObject card) {
-    return new JsonObject().put("type", "permission_request").put("threadId", card.getString("threadId"))
-        .put("requestId", card.getString("requestId")).put("toolCall", card.getJsonObject("toolCall"))
-        .put("options", card.getJsonArray("options"))
-        .put("createdAt", Instant.ofEpochMilli(card.getLong("createdAt")).toString()).mergeIn(WebRoom.nodeOf(card));
+    return Card.of(card).toWebFrame().mergeIn(WebRoom.nodeOf(card));
   }
 
   private void fail(Throwable err, Object requestId, Object clientRef) {

@@ -104,7 +104,12 @@ class PermissionInvariantProperties {
         .as(History::new);
   }
 
-  @Property(tries = 10_000, shrinking = ShrinkingMode.BOUNDED)
+  /**
+   * As many histories as {@code jqwik.tries.default} says: 2,000 in every run
+   * (src/test/resources/junit-platform.properties), 10,000 or more in the long run
+   * ({@code -Djqwik.tries.default=10000}, docs/reliability.md).
+   */
+  @Property(shrinking = ShrinkingMode.BOUNDED)
   boolean everyRequestEndsExactlyOnceAndOnlyFromItsSurfaces(@ForAll("histories") History h) {
     new Run(h, "h" + (history++)).play();
     return true;

@@ -384,6 +384,33 @@ class PermissionRoomTest {
         "selected/web/null/allow"), trail);
   }
 
+  /** A chat's tap is judged here, against its plugin's approvers and the thread's starter, and audited. */
+  @Test
+  void aChatTapFromSomeoneNotAnApproverIsRefusedHereAndAudited() {
+    Future<JsonObject> agent = rooms.register(request("t1", "s1", "tc1", "web", "tg:5").put("startedBy", "5"));
+    String id = rooms.idOf("tc1");
+    JsonObject chat = new ChatApproval(List.of(), false, false).toJson();
+    Future<JsonObject> stranger = rooms.vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER,
+        new JsonObject().put("requestId", id).put("optionId", "allow").put("surface", "tg:5").put("user", "6")
+            .put("chat", chat)).map(m -> m.body());
+    assertEquals(ErrorCode.NOT_APPROVER, errorOf(stranger));
+    assertTrue(stranger.cause().getMessage().contains("Only 5 may answer"), stranger.cause().getMessage());
+    assertFalse(agent.isComplete());
+    assertEquals(ErrorCode.BAD_REQUEST, errorOf(rooms.vertx.eventBus().request(Addresses.PERMISSION_ANSWER,
+        new JsonObject().put("requestId", id).put("optionId", "allow").put("surface", "tg:5")
+            .put("chat", new JsonObject().put("cardsInGroups", 1)))));
+    // The starter, unnamed in a direct message, answers.
+    await(rooms.vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", id)
+        .put("optionId", "allow").put("surface", "tg:5").put("chat", chat)));
+    JsonObject row = rooms.ledgerRow(id);
+    assertEquals("5", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("user"));
+    List<String> trail = row.getJsonArray("events").stream()
+        .map(e -> ((JsonObject) e).getString("event") + "/" + ((JsonObject) e).getString("user")
+            + "/" + ((JsonObject) e).getString("detail")).toList();
+    assertEquals(List.of("registered/null/null", "rejected/6/not_eligible: not an approver", "selected/5/allow"),
+        trail);
+  }
+
   private static void assertCancelled(JsonObject reply, String reason) {
     JsonObject outcome = reply.getJsonObject("outcome");
     assertEquals("cancelled", outcome.getString("outcome"), outcome.encode());

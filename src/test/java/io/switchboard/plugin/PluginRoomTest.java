@@ -544,7 +544,7 @@ class PluginRoomTest {
           .getJsonArray("requests").getJsonObject(0).getString("requestId");
       plugin.tap(card.getString("key"), "allow-once", null);
       waitFor(() -> "selected".equals(ledger(requestId).getString("state")), "the tap in " + who[0] + " to count");
-      assertEquals(PluginSupervisor.GROUP_MEMBER, ledger(requestId).getJsonObject("outcome")
+      assertEquals(io.switchboard.permission.ChatApproval.GROUP_MEMBER, ledger(requestId).getJsonObject("outcome")
           .getJsonObject("answeredBy").getString("user"), "never someone else's id");
     }
   }
