@@ -7,6 +7,7 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
+import io.switchboard.permission.CancelReason;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -138,6 +139,7 @@ public final class WebRoom extends VerticleBase {
     router.get("/api/permissions").handler(this::permissions);
     router.get("/api/agents").handler(this::agents);
     router.get("/api/knocks").handler(this::knocks);
+    router.get("/api/reasons").handler(this::reasons);
     router.get("/metrics").handler(this::metrics);
     router.get("/ws/chat").handler(this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
@@ -482,6 +484,15 @@ public final class WebRoom extends VerticleBase {
         })
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the agent room did not answer: "
             + err.getMessage())));
+  }
+
+  /** Why a question ended without an answer, in words: the page says them as the IM chats do. */
+  private void reasons(RoutingContext ctx) {
+    if (!authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
+      return;
+    }
+    json(ctx, 200, new JsonObject().put("reasons", CancelReason.all()));
   }
 
   /** Who wrote to a plugin without being let in (plugins[].users), for the operator to admit. */
