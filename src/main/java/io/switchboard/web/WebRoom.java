@@ -60,12 +60,11 @@ public final class WebRoom extends VerticleBase {
   static final long TOKEN_CHECK_MS = 2_000;
   /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
   private static final int TRANSPORT_FRAME_LIMIT = 4 * 1024 * 1024;
-  private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
-      + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-      + "frame-ancestors 'none'";
 
   private final Settings settings;
   private final String version;
+  /** The Content-Security-Policy, from the served index.html at start ({@link PagePolicy}). */
+  private String csp;
   private HttpServer server;
   private String token;
   private final SecureRandom random = new SecureRandom();
@@ -181,6 +180,8 @@ public final class WebRoom extends VerticleBase {
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
         .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
+        .compose(t -> vertx.fileSystem().readFile("webroot/index.html"))
+        .onSuccess(page -> csp = PagePolicy.forPage(page.toString()))
         .compose(t -> server.requestHandler(request -> {
           // Read in full (the headers, and the body if any): the connection's deadline is lifted.
           HttpConnection connection = request.connection();
@@ -340,7 +341,7 @@ public final class WebRoom extends VerticleBase {
   }
 
   private void securityHeaders(RoutingContext ctx) {
-    ctx.response().putHeader("Content-Security-Policy", CSP)
+    ctx.response().putHeader("Content-Security-Policy", csp)
         .putHeader("X-Content-Type-Options", "nosniff")
         .putHeader("X-Frame-Options", "DENY")
         .putHeader("Referrer-Policy", "no-referrer");
