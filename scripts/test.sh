@@ -48,4 +48,8 @@ if [ ! -f "$peers/node_modules/.package-lock.json" ] || ! cmp -s "$peers/package
   cp "$peers/package-lock.json" "$peers/.installed-lock"
 fi
 
+# The page's pure modules (its reducer, its words, its keyed list) with Node's own test runner: no
+# packages, and a failure stops here, before the long Maven run.
+node --test src/test/js/
+
 exec mvn -B -ntp verify "$@"

@@ -38,16 +38,15 @@ public final class PermissionRoom extends VerticleBase {
   /** An answer's key is a surface's token for one answer, not data: a few dozen characters. */
   static final int MAX_ANSWER_KEY = 128;
 
-  /** Reasons a request ends cancelled (docs/architecture.md, "The permission ledger"). */
-  public static final String SESSION_CANCELLED = "session-cancelled";
-  public static final String AGENT_EXITED = "agent-exited";
-  public static final String SURFACE_GONE = "surface-gone";
-  public static final String NO_SURFACE = "no-surface";
-  public static final String SHUTDOWN = "shutdown";
-  public static final String VOIDED_BY_RESTART = "voided-by-restart";
-  public static final String TOO_MANY_PENDING = "too-many-pending";
-  /** Cluster mode: no edge node (no surface that could answer) was a member for the grace period. */
-  public static final String NO_EDGE = "no-edge";
+  /** Reasons a request ends cancelled (docs/architecture.md, "The permission ledger"; words in {@link CancelReason}). */
+  public static final String SESSION_CANCELLED = CancelReason.SESSION_CANCELLED.slug();
+  public static final String AGENT_EXITED = CancelReason.AGENT_EXITED.slug();
+  public static final String SURFACE_GONE = CancelReason.SURFACE_GONE.slug();
+  public static final String NO_SURFACE = CancelReason.NO_SURFACE.slug();
+  public static final String SHUTDOWN = CancelReason.SHUTDOWN.slug();
+  public static final String VOIDED_BY_RESTART = CancelReason.VOIDED_BY_RESTART.slug();
+  public static final String TOO_MANY_PENDING = CancelReason.TOO_MANY_PENDING.slug();
+  public static final String NO_EDGE = CancelReason.NO_EDGE.slug();
   /**
    * The web chat is the operator's console (it holds the access token): it may answer every pending
    * request, whichever surfaces it was raised for, so a card that a chat cannot answer (a group of a
@@ -56,8 +55,7 @@ public final class PermissionRoom extends VerticleBase {
    */
   public static final String OPERATOR_SURFACE = "web";
 
-  /** The ledger could not record the request: it was never shown, and has no row (nothing to void). */
-  public static final String NOT_RECORDED = "not-recorded";
+  public static final String NOT_RECORDED = CancelReason.NOT_RECORDED.slug();
 
   /**
    * Pending requests the room holds at most ({@code Limits#pendingRequests}: one per 20 KiB of heap,

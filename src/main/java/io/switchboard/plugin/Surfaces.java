@@ -1,5 +1,6 @@
 package io.switchboard.plugin;
 
+import io.switchboard.permission.CancelReason;
 import io.vertx.core.json.JsonObject;
 
 /** How the chat texts name surfaces, answers and reasons: in words, never as ids or slugs. */
@@ -36,19 +37,6 @@ final class Surfaces {
 
   /** Why a request ended without an answer, in words. */
   static String reason(String reason) {
-    if (reason == null) {
-      return "no reason given";
-    }
-    return switch (reason) {
-      case "session-cancelled" -> "the turn was stopped";
-      case "agent-exited" -> "the agent exited";
-      case "surface-gone" -> "nobody who could answer it was left";
-      case "no-surface" -> "nobody could answer it";
-      case "shutdown" -> "the gateway stopped";
-      case "voided-by-restart" -> "the gateway restarted";
-      case "too-many-pending" -> "too many requests were waiting";
-      case "no-edge" -> "no surface was connected to answer it";
-      default -> reason.replace('-', ' ');
-    };
+    return CancelReason.words(reason);
   }
 }

@@ -7,6 +7,7 @@ import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
+import io.switchboard.permission.CancelReason;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -59,12 +60,11 @@ public final class WebRoom extends VerticleBase {
   static final long TOKEN_CHECK_MS = 2_000;
   /** Netty's own limit is above the protocol's 1 MiB, so an oversized frame gets an error, not a hang-up. */
   private static final int TRANSPORT_FRAME_LIMIT = 4 * 1024 * 1024;
-  private static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; "
-      + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-      + "frame-ancestors 'none'";
 
   private final Settings settings;
   private final String version;
+  /** The Content-Security-Policy, from the served index.html at start ({@link PagePolicy}). */
+  private String csp;
   private HttpServer server;
   private String token;
   private final SecureRandom random = new SecureRandom();
@@ -138,6 +138,7 @@ public final class WebRoom extends VerticleBase {
     router.get("/api/permissions").handler(this::permissions);
     router.get("/api/agents").handler(this::agents);
     router.get("/api/knocks").handler(this::knocks);
+    router.get("/api/reasons").handler(this::reasons);
     router.get("/metrics").handler(this::metrics);
     router.get("/ws/chat").handler(this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
@@ -179,6 +180,8 @@ public final class WebRoom extends VerticleBase {
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
         .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
+        .compose(t -> vertx.fileSystem().readFile("webroot/index.html"))
+        .onSuccess(page -> csp = PagePolicy.forPage(page.toString()))
         .compose(t -> server.requestHandler(request -> {
           // Read in full (the headers, and the body if any): the connection's deadline is lifted.
           HttpConnection connection = request.connection();
@@ -338,7 +341,7 @@ public final class WebRoom extends VerticleBase {
   }
 
   private void securityHeaders(RoutingContext ctx) {
-    ctx.response().putHeader("Content-Security-Policy", CSP)
+    ctx.response().putHeader("Content-Security-Policy", csp)
         .putHeader("X-Content-Type-Options", "nosniff")
         .putHeader("X-Frame-Options", "DENY")
         .putHeader("Referrer-Policy", "no-referrer");
@@ -482,6 +485,15 @@ public final class WebRoom extends VerticleBase {
         })
         .onFailure(err -> json(ctx, 503, new JsonObject().put("error", "the agent room did not answer: "
             + err.getMessage())));
+  }
+
+  /** Why a question ended without an answer, in words: the page says them as the IM chats do. */
+  private void reasons(RoutingContext ctx) {
+    if (!authenticated(ctx.request())) {
+      json(ctx, 401, new JsonObject().put("error", "log in or send a bearer token"));
+      return;
+    }
+    json(ctx, 200, new JsonObject().put("reasons", CancelReason.all()));
   }
 
   /** Who wrote to a plugin without being let in (plugins[].users), for the operator to admit. */

@@ -135,16 +135,39 @@ class ChatProtocolTest {
         HttpResponse.BodyHandlers.ofString());
     assertEquals(200, page.statusCode());
     String csp = page.headers().firstValue("Content-Security-Policy").orElseThrow();
-    assertTrue(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), csp);
+    assertTrue(csp.contains("script-src 'self' 'sha256-") && !csp.contains("unsafe-inline"), csp);
     assertTrue(csp.contains("frame-ancestors 'none'"), csp);
     assertEquals("nosniff", page.headers().firstValue("X-Content-Type-Options").orElseThrow());
-    assertFalse(page.body().matches("(?s).*<script(?![^>]*\\bsrc=)[^>]*>.*"), "no inline script in index.html");
+    // One inline script, the import map the build wrote (versions filled in), allowed by its hash only.
+    java.util.regex.Matcher inline = java.util.regex.Pattern.compile("(?s)<script(?![^>]*\\bsrc=)([^>]*)>(.*?)</script>")
+        .matcher(page.body());
+    assertTrue(inline.find(), "the import map");
+    assertEquals(" type=\"importmap\"", inline.group(1));
+    String importMap = inline.group(2);
+    String hash = java.util.Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("SHA-256")
+        .digest(importMap.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    assertTrue(csp.contains("'sha256-" + hash + "'"), csp);
+    assertFalse(inline.find(), "no other inline script in index.html");
+    assertFalse(page.body().contains("${"), "every version filled in by the build");
+    JsonObject imports = new JsonObject(importMap).getJsonObject("imports");
     HttpResponse<String> purify = http.send(HttpRequest.newBuilder(URI.create(
-        gateway.url("/webjars/dompurify/3.2.6/dist/purify.es.mjs"))).build(), HttpResponse.BodyHandlers.ofString());
+        gateway.url(imports.getString("dompurify")))).build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(200, purify.statusCode());
     assertTrue(purify.headers().firstValue("Content-Type").orElseThrow().startsWith("text/javascript"));
-    assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(gateway.url("/webjars/marked/15.0.12/lib/marked.esm.js")))
+    assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(gateway.url(imports.getString("marked"))))
         .build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+  }
+
+  @Test
+  void theReasonsAQuestionEndsForAreServedInWordsToThoseLoggedIn() throws Exception {
+    URI reasons = URI.create(gateway.url("/api/reasons"));
+    assertEquals(401, http.send(HttpRequest.newBuilder(reasons).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+    HttpResponse<String> words = http.send(HttpRequest.newBuilder(reasons)
+        .header("Authorization", "Bearer " + gateway.token).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, words.statusCode());
+    JsonObject all = new JsonObject(words.body()).getJsonObject("reasons");
+    assertEquals("the turn was stopped", all.getString(io.switchboard.permission.PermissionRoom.SESSION_CANCELLED));
+    assertEquals(io.switchboard.permission.CancelReason.values().length, all.size());
   }
 
   @Test

@@ -1,0 +1,60 @@
+// The permission audit: the last 100 requests, newest first, from GET /api/permissions.
+import { $, el, toast } from './dom.js';
+import { store } from './state.js';
+import { setMenu } from './menu.js';
+import { reasonText } from './format.js';
+
+let openThread = () => {};
+
+export function showAudit(visible) {
+  $('audit').hidden = !visible;
+  $('log').hidden = visible;
+  $('composer').hidden = visible;
+  if (visible) {
+    $('plan').hidden = true;
+    $('thread-title').textContent = 'Permission audit';
+    setMenu(false);
+    loadAudit();
+  }
+}
+
+async function loadAudit() {
+  const r = await fetch('/api/permissions?state=all&limit=100', { credentials: 'same-origin' });
+  if (!r.ok) { toast('Could not load the audit (' + r.status + ')'); return; }
+  const { requests } = await r.json();
+  const list = $('audit-list');
+  if (!requests.length) { list.replaceChildren(el('li', 'meta', 'No permission requests yet.')); return; }
+  list.replaceChildren(...requests.map((q) => {
+    const li = el('li');
+    li.dataset.requestId = q.requestId;
+    const tc = q.toolCall || {};
+    li.append(el('span', 'what', (tc.kind ? tc.kind + ': ' : '') + (tc.title || tc.toolCallId || 'a tool call')));
+    const o = q.outcome;
+    let verdict;
+    if (!o) verdict = el('span', 'pending', 'waiting for an answer');
+    else if (o.outcome === 'selected') {
+      const option = (q.options || []).find((x) => x.optionId === o.optionId);
+      const by = o.answeredBy || {};
+      verdict = el('span', 'selected', (option ? option.name : o.optionId) + ' (' + o.kind + ') — answered by '
+        + (by.user ? by.user + ' on ' : '') + by.surface);
+    } else verdict = el('span', 'cancelled', 'Cancelled: ' + reasonText(store.state.reasons, o.reason));
+    li.append(verdict);
+    const thread = store.state.threads.get(q.threadId);
+    if (thread) {
+      const go = el('button', 'link', 'Open the thread');
+      go.addEventListener('click', () => openThread(q.threadId));
+      li.append(go);
+    }
+    li.append(el('span', 'meta', 'Asked ' + new Date(q.createdAt).toLocaleString()
+      + (q.endedAt ? ', ended ' + new Date(q.endedAt).toLocaleString() : '')
+      + ' · thread ' + (thread?.info.title || q.threadId) + ' · agent ' + (q.agentId || '')));
+    return li;
+  }));
+}
+
+// `open(threadId)` is what "Open the thread" does.
+export function mountAudit(open) {
+  openThread = open;
+  $('audit-open').addEventListener('click', () => showAudit(true));
+  $('audit-refresh').addEventListener('click', loadAudit);
+}

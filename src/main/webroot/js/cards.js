@@ -1,0 +1,131 @@
+// Permission cards: a question inside the box of the tool call it is about, its options as buttons
+// (Alt+1…Alt+9 too), and how it ended: chosen and by whom, cancelled and why, or stale.
+import { $, el, announce } from './dom.js';
+import { store } from './state.js';
+import { thread } from './store.js';
+import { views } from './views.js';
+import { send } from './socket.js';
+import { newTool, toolFor, renderToolBody } from './acp.js';
+import { agentName, answeredBy, commandOf, keysHint, reasonText, shortPath, time } from './format.js';
+
+export function card(f) {
+  const t = thread(store.state, f.threadId);
+  const v = views.get(f.threadId);
+  if (!t || !v || v.cards.has(f.requestId)) return;
+  const tc0 = f.toolCall || {};
+  const askedAt = f.createdAt ? Date.parse(f.createdAt) : null;
+  let tc = toolFor(v, tc0.toolCallId, askedAt);
+  if (!tc) {
+    // The agent asked about a call it never announced: the question brings its own box.
+    tc = newTool(v, tc0.toolCallId, askedAt);
+    tc.data = { ...tc0 };
+    renderToolBody(tc.body, tc.data);
+  }
+  tc.el.classList.add('card');
+  tc.el.classList.remove('resolved');
+  tc.el.dataset.requestId = f.requestId;
+  const asker = agentName(store.state.agents, t.info.agent);
+  const section = el('div', 'permission');
+  section.append(el('div', 'ask', asker + ' asks your permission'));
+  const argv = commandOf(tc0.rawInput);
+  if (argv) {
+    const cmd = el('div', 'command');
+    cmd.append(el('code', null, argv.command));
+    if (argv.cwd) cmd.append(el('span', 'cwd', ' in ' + shortPath(argv.cwd)));
+    section.append(cmd);
+  }
+  if (tc0.rawInput !== undefined) {
+    const d = el('details');
+    d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc0.rawInput, null, 2)));
+    section.append(d);
+  }
+  const options = el('div', 'options');
+  for (const [i, o] of (f.options || []).entries()) {
+    const b = el('button', o.kind, o.name);
+    b.dataset.optionId = o.optionId;
+    if (i < 9) b.setAttribute('aria-keyshortcuts', 'Alt+' + (i + 1));
+    // "Always" is the agent's to keep: say what it covers.
+    if (o.kind === 'allow_always') b.title = 'Allow this kind of action for the rest of this session, as the agent defines it';
+    if (o.kind === 'reject_always') b.title = 'Refuse this kind of action for the rest of this session';
+    b.addEventListener('click', () => {
+      options.querySelectorAll('button').forEach((x) => { x.disabled = true; });
+      if (!send({ type: 'permission_answer', requestId: f.requestId, optionId: o.optionId })) {
+        options.querySelectorAll('button').forEach((x) => { x.disabled = false; });
+      } else {
+        $('input').focus({ preventScroll: true }); // keep the keyboard where the person types
+      }
+    });
+    options.append(b);
+  }
+  const keys = el('div', 'keys', keysHint(Math.min(9, (f.options || []).length)));
+  section.append(options, keys, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
+  tc.el.append(section);
+  v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
+  v.agentMsg = null;
+  // A question must be seen: bring it into view (the buttons above the composer).
+  if (f.threadId === store.state.current && v.scrolled) {
+    section.scrollIntoView({ block: 'nearest' });
+    announce(asker + ' asks your permission: ' + (tc0.title || 'a tool call'));
+  }
+}
+
+export function resolved(f) {
+  const c = views.get(f.threadId)?.cards.get(f.requestId);
+  if (!c) return;
+  c.el.classList.remove('stale');
+  c.el.classList.add('resolved');
+  c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
+  const o = f.outcome || {};
+  let text;
+  if (o.outcome === 'selected') {
+    const chosen = c.options.find((x) => x.optionId === o.optionId);
+    c.section.querySelector('.options button[data-option-id="' + CSS.escape(o.optionId) + '"]')?.classList.add('chosen');
+    text = (chosen ? chosen.name : o.optionId) + ' — answered by ' + answeredBy(o.answeredBy) + ' at ' + time(f.endedAt);
+  } else {
+    text = 'Cancelled: ' + reasonText(store.state.reasons, o.reason) + ' (' + time(f.endedAt) + ')';
+  }
+  c.section.querySelector('.verdict').textContent = text;
+}
+
+// An answer the gateway did not take (its node did not answer in time, say): the card stays
+// answerable, its buttons usable again, and it says why. An ended request's card ends by itself.
+export function answerNotTaken(f) {
+  for (const v of views.values()) {
+    const c = v.cards.get(f.requestId);
+    if (!c || c.el.classList.contains('resolved') || c.el.classList.contains('stale')) continue;
+    c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = false; });
+    c.section.querySelector('.verdict').textContent = 'Not taken: ' + (f.message || f.code) + '. Try again.';
+  }
+}
+
+// Cluster mode: the node that keeps these requests' ledger left. Their cards stay, unanswerable and
+// saying why, until it is back (answerable again) or their end arrives.
+export function stale(f) {
+  const ids = new Set(f.requestIds || []);
+  for (const [threadId, v] of views) {
+    for (const [id, c] of v.cards) {
+      if (!ids.has(id) || c.el.classList.contains('resolved')) continue;
+      c.el.classList.toggle('stale', !!f.stale);
+      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale; });
+      c.section.querySelector('.verdict').textContent = f.stale
+        ? 'Cannot be answered now: ' + (f.reason || 'its node left the cluster')
+        : 'Answerable again';
+      if (threadId === store.state.current) c.section.scrollIntoView({ block: 'nearest' }); // the why, in view
+    }
+  }
+}
+
+// Alt+1..9 answers the current thread's waiting question with its n-th option (the oldest first):
+// no mouse, no leaving the composer.
+document.addEventListener('keydown', (ev) => {
+  const current = store.state.current;
+  if (!ev.altKey || ev.ctrlKey || ev.metaKey || !/^Digit[1-9]$/.test(ev.code) || !current) return;
+  const v = views.get(current);
+  const waiting = v && [...v.cards.values()].find((c) => !c.el.classList.contains('resolved')
+    && c.section.querySelector('.options button:not(:disabled)'));
+  const button = waiting?.section.querySelectorAll('.options button')[Number(ev.code.slice(5)) - 1];
+  if (button && !button.disabled) {
+    ev.preventDefault();
+    button.click();
+  }
+});

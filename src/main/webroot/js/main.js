@@ -1,0 +1,84 @@
+// The Switchboard chat page: one /ws/chat socket, threads on the left, the open thread's events,
+// tool calls, plan and permission cards on the right. This module logs in, connects and routes
+// each frame to the module that draws it; docs/protocol-web.md ("The page's code") maps the others.
+import { $, toast } from './dom.js';
+import { dispatch } from './state.js';
+import { connect, disconnect } from './socket.js';
+import { event } from './acp.js';
+import { card, resolved, stale, answerNotTaken } from './cards.js';
+import { promptRefused, sendUnsent } from './composer.js';
+import { mountThreadList } from './threadlist.js';
+import { mountAudit } from './audit.js';
+import {
+  connectionLost, landAtEnd, open, pendingCounts, resume, threadFrame, turn, welcome,
+} from './threads.js';
+
+mountThreadList(open);
+mountAudit(open);
+
+function receive(f) {
+  switch (f.type) {
+    case 'welcome': return welcome(f);
+    case 'thread': return threadFrame(f);
+    case 'event': return event(f);
+    case 'permission_request': return card(f);
+    case 'permission_resolved': return resolved(f);
+    case 'permission_stale': return stale(f);
+    case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
+    case 'pending': return pendingCounts(f.counts);
+    case 'error':
+      promptRefused(f);
+      if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
+      return toast(f.message ? f.code + ': ' + f.message : f.code);
+    case 'pong': return;
+  }
+}
+
+// ---- login ----
+
+async function checkSession() {
+  const r = await fetch('/api/session', { credentials: 'same-origin' });
+  if (r.ok) start(); else showLogin();
+}
+
+function showLogin(message) {
+  $('app').hidden = true;
+  $('login').hidden = false;
+  $('login-error').textContent = message ?? '';
+  $('token').focus();
+}
+
+// Logged in: the words for why questions end come first (a replayed card may need them), then the socket.
+async function start() {
+  $('login').hidden = true;
+  $('app').hidden = false;
+  const r = await fetch('/api/reasons', { credentials: 'same-origin' }).catch(() => null);
+  if (r && r.ok) dispatch({ type: 'reasons', reasons: (await r.json()).reasons });
+  connect({
+    opened() { resume(); sendUnsent(); },
+    frame: receive,
+    closed: connectionLost,
+    refused() { showLogin('Your session ended; log in again.'); },
+  });
+}
+
+$('login-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  // Asked on a person's click, as browsers require: a hidden tab can then say a question waits.
+  if ('Notification' in window && Notification.permission === 'default') Notification.requestPermission();
+  const r = await fetch('/api/login', {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token: $('token').value.trim() }),
+  });
+  if (r.status === 204) { $('token').value = ''; start(); }
+  else { showLogin(r.status === 401 ? 'That token is not right.' : 'Login failed (' + r.status + ').'); }
+});
+
+$('logout').addEventListener('click', async () => {
+  await fetch('/api/logout', { method: 'POST', credentials: 'same-origin' });
+  disconnect();
+  location.reload();
+});
+
+checkSession();

@@ -1,0 +1,11 @@
+// Each thread's drawn log, made when the page first opens the thread: the DOM that events were
+// drawn into, and what the drawing needs to go on (the message being streamed, the tool boxes).
+// Not state (store.js): it is the page itself, rebuilt from the transcript after a reload.
+export const views = new Map(); // threadId -> view
+
+export function makeView(id, log) {
+  const view = { log, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null, thought: null,
+    scrolled: false, terminalOutputs: {} };
+  views.set(id, view);
+  return view;
+}
