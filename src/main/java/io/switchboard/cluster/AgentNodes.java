@@ -80,7 +80,7 @@ public final class AgentNodes {
   private final long lookUpMs;
   private final long sequenceCheckMs;
   private final long answerTryMs;
-  private final java.security.SecureRandom random = new java.security.SecureRandom();
+  private final io.switchboard.common.RandomIds ids = new io.switchboard.common.RandomIds();
 
   public AgentNodes(Vertx vertx, boolean clustered) {
     this(vertx, clustered, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
@@ -397,10 +397,7 @@ public final class AgentNodes {
     if (body.getValue("answerKey") != null) {
       return body;
     }
-    byte[] bytes = new byte[12];
-    random.nextBytes(bytes);
-    return body.copy().put("answerKey", "ak_" + java.util.Base64.getUrlEncoder().withoutPadding()
-        .encodeToString(bytes));
+    return body.copy().put("answerKey", ids.next("ak_", 12));
   }
 
   /**

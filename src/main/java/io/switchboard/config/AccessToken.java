@@ -10,7 +10,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.Set;
 
@@ -90,12 +89,7 @@ public final class AccessToken {
 
   /** The verifier of a token: what the file keeps. */
   public static String verifierOf(String token) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-      return HASH_PREFIX + java.util.HexFormat.of().formatHex(digest);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return HASH_PREFIX + io.switchboard.common.Sha256.hex(token);
   }
 
   /**
@@ -125,9 +119,7 @@ public final class AccessToken {
   }
 
   private static String newToken() {
-    byte[] bytes = new byte[32];
-    new SecureRandom().nextBytes(bytes);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    return new io.switchboard.common.RandomIds().next("", 32);
   }
 
   private void write(String token, boolean replace) throws IOException {

@@ -1,6 +1,8 @@
 package io.switchboard.permission;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.common.Lru;
+import io.switchboard.common.RandomIds;
 import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.Limits;
@@ -11,7 +13,6 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
@@ -75,29 +76,18 @@ public final class PermissionRoom extends VerticleBase {
   /** How a request ended, and the key of the answer that won it (null: no key, or not an answer). */
   private record Ended(JsonObject outcome, String answerKey) {}
 
-  private final Map<String, Ended> recentlyEnded = new LinkedHashMap<>(256, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Ended> eldest) {
-      return size() > RECENTLY_ENDED;
-    }
-  };
+  private final Map<String, Ended> recentlyEnded = Lru.map(RECENTLY_ENDED, false);
   /**
    * Agent process generations whose exit was heard. A registration from one of them (it asked and
    * exited at once, and the exit fact overtook the register) ends {@code agent-exited}: whatever
    * order the two arrive in, nobody waits on a dead process.
    */
-  private final Set<String> exitedGenerations = java.util.Collections.newSetFromMap(
-      new LinkedHashMap<String, Boolean>(256, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-          return size() > RECENTLY_ENDED;
-        }
-      });
+  private final Set<String> exitedGenerations = Lru.set(RECENTLY_ENDED);
   /** Ledger rows of new requests still being written; stop waits for them. */
   private final Set<Future<?>> registering = new HashSet<>();
   /** Ends whose ledger write is still under way; shutdown waits for them. */
   private final Set<Future<JsonObject>> ending = new HashSet<>();
-  private final SecureRandom random = new SecureRandom();
+  private final RandomIds ids = new RandomIds();
   /** End facts of the requests voided at start, published once the other rooms are up. */
   private final List<JsonObject> voidedFacts = new ArrayList<>();
   private EventBus bus;
@@ -631,9 +621,7 @@ public final class PermissionRoom extends VerticleBase {
   }
 
   private String newId() {
-    byte[] bytes = new byte[16];
-    random.nextBytes(bytes);
-    return "pr_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    return ids.next("pr_");
   }
 
   private static String stringField(JsonObject b, String field) {

@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
@@ -35,13 +33,8 @@ public final class ProcessTree {
 
   /** The owner mark of a data directory: stable across restarts, different per data directory. */
   public static String ownerOf(Path dataDir) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(
-          dataDir.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest, 0, 12);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    byte[] digest = io.switchboard.common.Sha256.of(dataDir.toAbsolutePath().normalize().toString());
+    return HexFormat.of().formatHex(digest, 0, 12);
   }
 
   /** A fresh tree mark. */

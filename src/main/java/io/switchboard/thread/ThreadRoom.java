@@ -1,6 +1,7 @@
 package io.switchboard.thread;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.common.RandomIds;
 import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
@@ -14,7 +15,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -38,7 +38,7 @@ public final class ThreadRoom extends VerticleBase {
 
   private final Settings settings;
   private final Map<String, ThreadState> threads = new LinkedHashMap<>();
-  private final SecureRandom random = new SecureRandom();
+  private final RandomIds ids = new RandomIds();
   private EventBus bus;
 
   /** What the room knows of one thread. */
@@ -536,8 +536,6 @@ public final class ThreadRoom extends VerticleBase {
   }
 
   private String newId() {
-    byte[] bytes = new byte[9];
-    random.nextBytes(bytes);
-    return "t_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    return ids.next("t_", 9);
   }
 }

@@ -1,8 +1,5 @@
 package io.switchboard.web;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,11 +29,6 @@ final class PagePolicy {
   }
 
   private static String sha256(String script) {
-    try {
-      return Base64.getEncoder().encodeToString(
-          MessageDigest.getInstance("SHA-256").digest(script.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java has SHA-256", e);
-    }
+    return Base64.getEncoder().encodeToString(io.switchboard.common.Sha256.of(script));
   }
 }

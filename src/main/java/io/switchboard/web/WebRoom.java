@@ -1,6 +1,8 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.common.Lru;
+import io.switchboard.common.RandomIds;
 import io.switchboard.bus.Bus;
 import io.switchboard.cluster.AgentNodes;
 import io.switchboard.bus.ErrorCode;
@@ -9,9 +11,7 @@ import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.switchboard.permission.CancelReason;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
@@ -26,12 +26,10 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.StaticHandler;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,14 +65,9 @@ public final class WebRoom extends VerticleBase {
   private String csp;
   private HttpServer server;
   private String token;
-  private final SecureRandom random = new SecureRandom();
+  private final RandomIds ids = new RandomIds();
   /** Browser sessions (SHA-256 of the cookie -> created at), oldest dropped first; saved in the database. */
-  private final Map<String, Long> sessions = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
-      return size() > MAX_SESSIONS;
-    }
-  };
+  private final Map<String, Long> sessions = Lru.map(MAX_SESSIONS, true);
   /** threadId -> the sockets attached to it, and the bus consumer feeding them. */
   private final Map<String, Set<ChatSocket>> attached = new HashMap<>();
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
@@ -99,12 +92,7 @@ public final class WebRoom extends VerticleBase {
   private final Limits limits;
   private String encodedText;
   /** Client address -> failed logins in the current minute (and when that minute began). */
-  private final Map<String, long[]> loginFailures = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
-      return size() > 10_000;
-    }
-  };
+  private final Map<String, long[]> loginFailures = Lru.map(10_000, true);
   /** The names this server answers to (Host header): anything else is refused, against DNS rebinding. */
   private Set<String> allowedHosts;
 
@@ -369,9 +357,7 @@ public final class WebRoom extends VerticleBase {
       json(ctx, 401, new JsonObject().put("error", "wrong token"));
       return;
     }
-    byte[] bytes = new byte[32];
-    random.nextBytes(bytes);
-    String session = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    String session = ids.next("", 32);
     long now = System.currentTimeMillis();
     String hash = sessionHash(session);
     sessions.put(hash, now);
@@ -390,12 +376,7 @@ public final class WebRoom extends VerticleBase {
 
   /** What identifies a session in memory and in the database: the SHA-256 of its cookie. */
   static String sessionHash(String cookie) {
-    try {
-      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-          .digest(cookie.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this Java", e);
-    }
+    return io.switchboard.common.Sha256.hex(cookie);
   }
 
   private void forgetSessions(JsonObject which) {

@@ -178,14 +178,20 @@ public final class PermissionHarness implements AutoCloseable {
     waitFor(condition, what, 20_000);
   }
 
+  /**
+   * Checks {@code condition} until it holds, first every millisecond, then less often (up to every
+   * 25 ms): a condition that asks a room over the bus must not keep a core of a 2-core machine busy.
+   */
   public static void waitFor(BooleanSupplier condition, String what, long timeoutMs) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    long pause = 1;
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("timed out waiting for " + what);
       }
       try {
-        Thread.sleep(1);
+        Thread.sleep(pause);
+        pause = Math.min(25, pause * 2);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new AssertionError(e);

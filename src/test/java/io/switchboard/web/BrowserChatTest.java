@@ -14,10 +14,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -35,28 +38,63 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BrowserChatTest {
   static final Path SCREENSHOTS = Path.of("target", "screenshots");
 
   @TempDir
+  Path root;
+  /** This test's own directory (the class shares one temporary root, as it shares the browser). */
   Path dir;
   GatewayHarness gateway;
+  /**
+   * One Chromium for the class (starting one is most of a short test's time); each test gets a
+   * gateway of its own on a port of its own, so no page, cookie or draft of one test is another's
+   * (a browser keeps them per origin).
+   */
   ChromeDriver browser;
+  Path profile;
   String testName;
+
+  @BeforeAll
+  void startBrowser() throws Exception {
+    profile = Files.createTempDirectory("sb-chromium");
+    browser = io.switchboard.testkit.Chromium.start(profile);
+  }
+
+  @AfterAll
+  void quitBrowser() {
+    if (browser != null) {
+      browser.quit();
+    }
+  }
 
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
     testName = info.getTestMethod().orElseThrow().getName();
+    dir = Files.createDirectories(root.resolve(testName));
     gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
-    browser = io.switchboard.testkit.Chromium.start(dir.resolve("chromium"));
     Files.createDirectories(SCREENSHOTS);
   }
 
   @AfterEach
   void stop() {
-    if (browser != null) {
-      browser.quit();
+    // The next test starts as a fresh browser would: one blank tab at the desktop size.
+    String keep = browser.getWindowHandles().iterator().next();
+    for (String handle : browser.getWindowHandles()) {
+      if (!handle.equals(keep)) {
+        browser.switchTo().window(handle).close();
+      }
     }
+    browser.switchTo().window(keep);
+    try {
+      ((JavascriptExecutor) browser).executeScript("localStorage.clear(); sessionStorage.clear();");
+    } catch (RuntimeException notOnTheGatewaysPage) {
+      // nothing of the gateway's origin to clear
+    }
+    browser.get("about:blank");
+    browser.manage().deleteAllCookies();
+    browser.manage().window().setSize(new Dimension(1280, 900));
     gateway.close();
   }
 
