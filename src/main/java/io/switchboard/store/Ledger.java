@@ -165,9 +165,13 @@ final class Ledger {
             return Future.succeededFuture(new JsonObject().putNull("request"));
           }
           JsonObject found = LedgerRows.toJson(rows.iterator().next());
-          return Sql.listed(readers.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
-                  .execute(Tuple.of(id)), "events", LedgerRows::eventToJson)
-              .map(trail -> new JsonObject().put("request", found.put("events", trail.getJsonArray("events"))));
+          return readers.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
+              .execute(Tuple.of(id))
+              .map(events -> {
+                JsonArray trail = new JsonArray();
+                events.forEach(e -> trail.add(LedgerRows.eventToJson(e)));
+                return new JsonObject().put("request", found.put("events", trail));
+              });
         });
   }
 
