@@ -52,6 +52,26 @@ final class LedgerChain {
     }
   }
 
+  /** The newest event's hash as the writer last wrote it; forgotten at a rollback and read again. Writer thread only. */
+  static final class Head {
+    private String hash;
+
+    String get(Connection conn) throws SQLException {
+      if (hash == null) {
+        hash = head(conn);
+      }
+      return hash;
+    }
+
+    void moveTo(String newest) {
+      hash = newest;
+    }
+
+    void forget() {
+      hash = null;
+    }
+  }
+
   private static String sha256(String... parts) {
     try {
       MessageDigest md = MessageDigest.getInstance("SHA-256");

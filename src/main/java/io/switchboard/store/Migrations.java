@@ -1,6 +1,13 @@
 package io.switchboard.store;
 
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The schema, as an ordered list of versions. Version N's statements run once, in one transaction,
@@ -8,7 +15,41 @@ import java.util.List;
  * that has shipped.
  */
 final class Migrations {
+  private static final Logger log = LoggerFactory.getLogger(Migrations.class);
+
   private Migrations() {}
+
+  /**
+   * Brings the writer connection's database up to the newest version, each version in its own
+   * transaction; the version it is at. A database from a newer release is refused (and the
+   * connection closed) rather than written by code that does not know its schema.
+   */
+  static int migrate(Connection conn, Path databaseFile) throws SQLException {
+    int current;
+    try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("PRAGMA user_version")) {
+      current = rs.getInt(1);
+    }
+    int target = VERSIONS.size();
+    if (current > target) {
+      conn.close();
+      throw new SQLException("the database " + databaseFile + " has schema version " + current
+          + ", newer than this Switchboard knows (" + target + "); use a newer release");
+    }
+    try (Statement st = conn.createStatement()) {
+      for (int v = current + 1; v <= target; v++) {
+        for (String sql : VERSIONS.get(v - 1)) {
+          st.execute(sql);
+        }
+        st.execute("PRAGMA user_version = " + v);
+        conn.commit();
+        log.info("database migrated to schema version {}", v);
+      }
+    } catch (SQLException e) {
+      conn.rollback();
+      throw e;
+    }
+    return target;
+  }
 
   static final List<List<String>> VERSIONS = List.of(
       // 1: the permission ledger (one row per request, its end state) and its audit events

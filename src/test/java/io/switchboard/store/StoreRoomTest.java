@@ -69,7 +69,7 @@ class StoreRoomTest {
   @Test
   void transcriptsKeepABoundedTail(Vertx vertx) {
     await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
-    int total = StoreRoom.TRANSCRIPT_RETENTION + 600;
+    int total = Transcripts.RETENTION + 600;
     Future<JsonObject> last = null;
     for (int seq = 1; seq <= total; seq++) {
       last = send(vertx, Addresses.STORE_TRANSCRIPT_APPEND, new JsonObject().put("threadId", "t").put("seq", seq)
@@ -80,7 +80,7 @@ class StoreRoomTest {
         .put("afterSeq", 0).put("limit", 10_000))).getJsonArray("events");
     long first = kept.getJsonObject(0).getLong("seq");
     assertTrue(first > 1, "the oldest events were pruned");
-    assertTrue(total - first + 1 >= StoreRoom.TRANSCRIPT_RETENTION, "at least the retention is kept");
+    assertTrue(total - first + 1 >= Transcripts.RETENTION, "at least the retention is kept");
     JsonArray tail = await(send(vertx, Addresses.STORE_TRANSCRIPT_READ, new JsonObject().put("threadId", "t")
         .put("afterSeq", total - 2).put("limit", 10))).getJsonArray("events");
     assertEquals(2, tail.size());

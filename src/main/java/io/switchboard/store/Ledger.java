@@ -1,0 +1,201 @@
+package io.switchboard.store;
+
+import static io.switchboard.store.Sql.required;
+import static io.switchboard.store.Sql.update;
+
+import io.switchboard.permission.Card;
+import io.switchboard.store.WriteQueue.Write;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The permission ledger's SQL: request rows and their hash-chained audit events. A write is parsed
+ * on the event loop (a bad body fails there) and runs on the writer thread; a card for every IM
+ * surface, and its end state, go to the outbox in the same transaction as the row.
+ */
+final class Ledger {
+  private final Pool readers;
+  private final LedgerChain.Head chainHead;
+
+  Ledger(Pool readers, LedgerChain.Head chainHead) {
+    this.readers = readers;
+    this.chainHead = chainHead;
+  }
+
+  // Writes: parsed here, run on the writer thread.
+
+  Write append(JsonObject b) {
+    String id = required(b, "requestId");
+    String threadId = required(b, "threadId");
+    String sessionId = required(b, "sessionId");
+    String agentId = b.getString("agentId");
+    String toolCall = b.getJsonObject("toolCall", new JsonObject()).encode();
+    String options = b.getJsonArray("options", new JsonArray()).encode();
+    String eligible = b.getJsonArray("eligible", new JsonArray()).encode();
+    long at = b.getLong("createdAt", System.currentTimeMillis());
+    return conn -> {
+      String digest = LedgerChain.digest(toolCall, options);
+      update(conn, """
+          INSERT INTO permission_request
+            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at, digest)
+          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""", id, threadId, sessionId, agentId, toolCall, options,
+          eligible, at, digest);
+      insertEvent(conn, id, at, "registered", null, null, null, digest);
+      // The card for every IM surface is durable in the same transaction as the ledger row.
+      JsonObject card = Card.of(b).toOutboxJson();
+      JsonArray touched = new JsonArray();
+      for (Object surface : new JsonArray(eligible)) {
+        String[] im = Outbox.imSurface((String) surface);
+        if (im != null) {
+          Outbox.insert(conn, im[0], im[1], "card", id, card, at);
+          touched.add(im[0]);
+        }
+      }
+      return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
+    };
+  }
+
+  Write end(JsonObject b) {
+    String id = required(b, "requestId");
+    String state = required(b, "state");
+    if (!state.equals("selected") && !state.equals("cancelled")) {
+      throw new IllegalArgumentException("state must be selected or cancelled, got " + state);
+    }
+    long at = b.getLong("endedAt", System.currentTimeMillis());
+    String optionId = b.getString("optionId");
+    String reason = b.getString("reason");
+    String surface = b.getString("surface");
+    String user = b.getString("user");
+    String optionKind = b.getString("optionKind");
+    String answerKey = b.getString("answerKey");
+    JsonObject outcome = b.getValue("outcome") instanceof JsonObject o ? o
+        : new JsonObject().put("outcome", state).put("optionId", optionId).put("reason", reason);
+    return conn -> {
+      int changed = update(conn, """
+          UPDATE permission_request
+             SET state = ?, option_id = ?, option_kind = ?, reason = ?,
+                 answered_surface = ?, answered_user = ?, ended_at = ?, answer_key = ?
+           WHERE request_id = ? AND state = 'pending'""", state, optionId, optionKind, reason, surface, user, at,
+          answerKey, id);
+      if (changed != 1) {
+        throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
+      }
+      insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason,
+          LedgerChain.endState(state, optionId, optionKind, reason, surface, user, at));
+      // Every IM card of the request is superseded by its end state, in the same transaction.
+      JsonArray touched = Outbox.supersede(conn, id, endBody(id, outcome, at), at);
+      return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
+    };
+  }
+
+  Write note(JsonObject b) {
+    String id = required(b, "requestId");
+    String event = required(b, "event");
+    long at = b.getLong("at", System.currentTimeMillis());
+    String surface = b.getString("surface");
+    String user = b.getString("user");
+    String detail = b.getString("detail");
+    return conn -> {
+      insertEvent(conn, id, at, event, surface, user, detail, null);
+      return new JsonObject().put("requestId", id);
+    };
+  }
+
+  /** Every request still pending was left by a process that is gone: end it with the given reason. */
+  Write voidPending(JsonObject b) {
+    String reason = required(b, "reason");
+    long at = b.getLong("at", System.currentTimeMillis());
+    return conn -> {
+      JsonArray voided = new JsonArray();
+      JsonArray touched = new JsonArray();
+      try (PreparedStatement select = conn.prepareStatement(
+          "SELECT * FROM permission_request WHERE state = 'pending' ORDER BY created_at");
+           ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          voided.add(LedgerRows.toJson(rs));
+        }
+      }
+      for (Object o : voided) {
+        JsonObject request = (JsonObject) o;
+        String id = request.getString("requestId");
+        update(conn, "UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ? "
+            + "WHERE request_id = ? AND state = 'pending'", reason, at, id);
+        insertEvent(conn, id, at, "cancelled", null, null, reason,
+            LedgerChain.endState("cancelled", null, null, reason, null, null, at));
+        JsonObject outcome = new JsonObject().put("outcome", "cancelled").put("reason", reason);
+        request.put("state", "cancelled").put("endedAt", at).put("outcome", outcome);
+        touched.addAll(Outbox.supersede(conn, id, endBody(id, outcome, at), at));
+      }
+      return new JsonObject().put("voided", voided).put(Outbox.TOUCHED, touched);
+    };
+  }
+
+  /** Appends an audit event, chained to the one before (LedgerChain); writer thread only. */
+  private void insertEvent(Connection conn, String id, long at, String event, String surface, String user,
+                           String detail, String vouches) throws SQLException {
+    String hash = LedgerChain.link(chainHead.get(conn), id, at, event, surface, user, detail, vouches);
+    update(conn, "INSERT INTO permission_event (request_id, at, event, surface, user_name, detail, hash) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?)", id, at, event, surface, user, detail, hash);
+    chainHead.moveTo(hash);
+  }
+
+  private static JsonObject endBody(String requestId, JsonObject outcome, long at) {
+    return new JsonObject().put("requestId", requestId).put("outcome", outcome).put("endedAt", at);
+  }
+
+  // Reads: a bad body throws IllegalArgumentException before any query.
+
+  Future<JsonObject> get(JsonObject body) {
+    String id = body == null ? null : body.getString("requestId");
+    if (id == null) {
+      throw new IllegalArgumentException("requestId is missing");
+    }
+    return readers.preparedQuery("SELECT * FROM permission_request WHERE request_id = ?").execute(Tuple.of(id))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.succeededFuture(new JsonObject().putNull("request"));
+          }
+          JsonObject found = LedgerRows.toJson(rows.iterator().next());
+          return readers.preparedQuery("SELECT * FROM permission_event WHERE request_id = ? ORDER BY id")
+              .execute(Tuple.of(id))
+              .map(events -> {
+                JsonArray trail = new JsonArray();
+                events.forEach(e -> trail.add(LedgerRows.eventToJson(e)));
+                return new JsonObject().put("request", found.put("events", trail));
+              });
+        });
+  }
+
+  Future<JsonObject> list(JsonObject body) {
+    JsonObject b = body == null ? new JsonObject() : body;
+    String state = b.getValue("state", "all") instanceof String s ? s : "";
+    Object limitValue = b.getValue("limit", 100);
+    int limit = limitValue instanceof Integer i ? i : -1;
+    if (!state.equals("pending") && !state.equals("all") || limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("state must be pending or all, limit an integer 1..10000");
+    }
+    String threadId = b.getString("threadId");
+    StringBuilder sql = new StringBuilder("SELECT * FROM permission_request WHERE 1 = 1");
+    List<Object> args = new ArrayList<>();
+    if (state.equals("pending")) {
+      sql.append(" AND state = 'pending'");
+    }
+    if (threadId != null) {
+      sql.append(" AND thread_id = ?");
+      args.add(threadId);
+    }
+    sql.append(" ORDER BY created_at DESC, request_id LIMIT ?");
+    args.add(limit);
+    return Sql.listed(readers.preparedQuery(sql.toString()).execute(Tuple.from(args)), "requests",
+        LedgerRows::toJson);
+  }
+}
