@@ -3,6 +3,7 @@ package io.switchboard.store;
 import static io.switchboard.store.Sql.required;
 import static io.switchboard.store.Sql.update;
 
+import io.switchboard.common.RandomIds;
 import io.switchboard.permission.Card;
 import io.switchboard.store.WriteQueue.Write;
 import io.vertx.core.Future;
@@ -25,6 +26,9 @@ import java.util.List;
 final class Ledger {
   private final Pool readers;
   private final LedgerChain.Head chainHead;
+
+  /** The ids of the outputs it writes to the outbox with the ledger's rows. */
+  private final RandomIds ids = new RandomIds();
 
   Ledger(Pool readers, LedgerChain.Head chainHead) {
     this.readers = readers;
@@ -56,7 +60,7 @@ final class Ledger {
       for (Object surface : new JsonArray(eligible)) {
         String[] im = Outbox.imSurface((String) surface);
         if (im != null) {
-          Outbox.insert(conn, im[0], im[1], "card", id, card, at);
+          Outbox.insert(conn, ids, im[0], im[1], "card", id, card, at);
           touched.add(im[0]);
         }
       }
@@ -92,7 +96,7 @@ final class Ledger {
       insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason,
           LedgerChain.endState(state, optionId, optionKind, reason, surface, user, at));
       // Every IM card of the request is superseded by its end state, in the same transaction.
-      JsonArray touched = Outbox.supersede(conn, id, endBody(id, outcome, at), at);
+      JsonArray touched = Outbox.supersede(conn, ids, id, endBody(id, outcome, at), at);
       return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
     };
   }
@@ -133,7 +137,7 @@ final class Ledger {
             LedgerChain.endState("cancelled", null, null, reason, null, null, at));
         JsonObject outcome = new JsonObject().put("outcome", "cancelled").put("reason", reason);
         request.put("state", "cancelled").put("endedAt", at).put("outcome", outcome);
-        touched.addAll(Outbox.supersede(conn, id, endBody(id, outcome, at), at));
+        touched.addAll(Outbox.supersede(conn, ids, id, endBody(id, outcome, at), at));
       }
       return new JsonObject().put("voided", voided).put(Outbox.TOUCHED, touched);
     };

@@ -2,19 +2,18 @@ package io.switchboard.store;
 
 import static io.switchboard.store.Sql.required;
 
+import io.switchboard.common.RandomIds;
 import io.switchboard.store.WriteQueue.Write;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
-import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 
 /**
@@ -32,6 +31,8 @@ final class Outbox {
   /** Counted on the event loop, when an acknowledgement is parsed. */
   private long acknowledgements;
 
+  private final RandomIds ids = new RandomIds();
+
   Outbox(Pool readers) {
     this.readers = readers;
   }
@@ -45,7 +46,7 @@ final class Outbox {
     }
     String requestId = b.getString("requestId");
     long at = System.currentTimeMillis();
-    return conn -> insert(conn, pluginId, chatId, kind, requestId, body, at)
+    return conn -> insert(conn, ids, pluginId, chatId, kind, requestId, body, at)
         .put(TOUCHED, new JsonArray().add(pluginId));
   }
 
@@ -105,8 +106,6 @@ final class Outbox {
   static final int KEPT_PER_PLUGIN = 10_000;
   static final long KEPT_MS = 7L * 24 * 60 * 60 * 1000;
 
-  private static final SecureRandom RANDOM = new SecureRandom();
-
   /** An IM surface is {@code <pluginId>:<chatId>}; the browser's is {@code web}. Null for a non-IM surface. */
   static String[] imSurface(String surface) {
     int colon = surface == null ? -1 : surface.indexOf(':');
@@ -116,11 +115,10 @@ final class Outbox {
     return new String[] {surface.substring(0, colon), surface.substring(colon + 1)};
   }
 
-  static JsonObject insert(Connection conn, String pluginId, String chatId, String kind, String requestId,
-                           JsonObject body, long at) throws SQLException {
-    byte[] bytes = new byte[12];
-    RANDOM.nextBytes(bytes);
-    String outputId = "out_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  /** {@code ids}: the output ids' generator of the writing room (a stable, unguessable id per output). */
+  static JsonObject insert(Connection conn, RandomIds ids, String pluginId, String chatId, String kind,
+                           String requestId, JsonObject body, long at) throws SQLException {
+    String outputId = ids.next("out_", 12);
     Sql.update(conn, "INSERT INTO outbox (output_id, plugin_id, chat_id, kind, request_id, body, state, "
         + "created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)", outputId, pluginId, chatId, kind, requestId,
         body.encode(), at);
@@ -131,7 +129,7 @@ final class Outbox {
    * A request ended: its cards still waiting are superseded, and every chat that had a card (sent
    * or not) gets the end state instead. Returns the plugins whose outbox grew.
    */
-  static JsonArray supersede(Connection conn, String requestId, JsonObject endBody, long at) throws SQLException {
+  static JsonArray supersede(Connection conn, RandomIds ids, String requestId, JsonObject endBody, long at) throws SQLException {
     List<String[]> chats = new ArrayList<>();
     String title = null;
     try (PreparedStatement st = conn.prepareStatement(
@@ -155,7 +153,7 @@ final class Outbox {
         + "AND state = 'pending'", requestId);
     JsonArray touched = new JsonArray();
     for (String[] chat : chats) {
-      insert(conn, chat[0], chat[1], "card_end", requestId, endBody, at);
+      insert(conn, ids, chat[0], chat[1], "card_end", requestId, endBody, at);
       touched.add(chat[0]);
     }
     return touched;
