@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * ends its request); every request in each node's ledger ended once, as the page was told, and
  * the ledger's hash chain verifies; no request the page made waited without a bound (a prompt to a
  * node that is down is refused within seconds). Seeds are printed; {@code -Dcluster.seed=N}
- * replays one, {@code -Dcluster.runs=N} sets how many (default 2 in CI).
+ * replays one, {@code -Dcluster.runs=N} sets how many (1 in every run; the long run is docs/reliability.md's).
  */
 class ClusterFaultIT {
   static final List<String> AGENT_NODES = List.of("build-a", "build-b");
@@ -76,7 +76,7 @@ class ClusterFaultIT {
   @Test
   void seededFaultsAcrossThreeNodesKeepEveryInvariant() throws Exception {
     String fixed = System.getProperty("cluster.seed", "").isBlank() ? null : System.getProperty("cluster.seed");
-    int runs = Integer.getInteger("cluster.runs", 2);
+    int runs = Integer.getInteger("cluster.runs", 1);
     long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
     for (int i = 0; i < (fixed != null ? 1 : runs); i++) {
       long seed = base + i;

@@ -99,7 +99,10 @@ class BrowserChatTest {
   }
 
   private WebDriverWait waiting() {
-    return new WebDriverWait(browser, Duration.ofSeconds(20));
+    // The page redraws a tool box or a selector when the agent updates it: an element found a moment
+    // ago may be gone, which is no failure (the wait looks again).
+    return (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(20))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class);
   }
 
   private void screenshot(String name) throws Exception {
@@ -464,7 +467,7 @@ class BrowserChatTest {
       return pre.isEmpty() ? null : pre.get(0);
     });
     assertTrue(output.getText().contains("hello-from-the-terminal"), output.getText());
-    assertEquals("Exit code 0", browser.findElement(By.cssSelector(".tool .exit")).getText());
+    assertEquals("Exit code 0", waiting().until(d -> d.findElement(By.cssSelector(".tool .exit")).getText()));
     screenshot("terminal");
   }
 
