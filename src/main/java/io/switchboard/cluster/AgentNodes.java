@@ -314,38 +314,69 @@ public final class AgentNodes {
     return ask(address, body, new DeliveryOptions());
   }
 
+  /** How one kind of command reaches the agent side in a cluster. */
+  @FunctionalInterface
+  private interface Route {
+    Future<JsonObject> ask(String address, JsonObject body, DeliveryOptions options);
+  }
+
+  /**
+   * The routing table (cluster mode): address -> how it is asked. Addresses not listed go to the
+   * node of the body's {@code threadId} ({@link #byThread}).
+   */
+  private final Map<String, Route> routes = routes();
+
+  private Map<String, Route> routes() {
+    Map<String, Route> table = new HashMap<>();
+    Route local = (address, body, options) ->
+        vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
+    EDGE_LOCAL.forEach(address -> table.put(address, local));
+    table.put(Addresses.THREAD_LIST, (address, body, options) -> all(address, body, options, false).map(replies -> {
+      JsonArray threads = new JsonArray();
+      replies.forEach((node, r) -> r.getJsonArray("threads").forEach(t -> {
+        owns(threadNode, ((JsonObject) t).getString("threadId"), (JsonObject) t);
+        threads.add(t);
+      }));
+      return new JsonObject().put("threads", threads);
+    }));
+    table.put(Addresses.THREAD_CREATE, (address, body, options) -> create(body, options));
+    Route pendingOrLedger = (address, body, options) -> body.getString("threadId") != null
+        ? toThread(address, body, options).map(r -> ownRows(r, threadNode.get(body.getString("threadId"))))
+        : requests(address, body, options);
+    table.put(Addresses.PERMISSION_PENDING, pendingOrLedger);
+    table.put(Addresses.STORE_LEDGER_LIST, pendingOrLedger);
+    table.put(Addresses.PERMISSION_ANSWER, (address, body, options) -> toRequest(address, keyed(body),
+        new DeliveryOptions(options).setSendTimeout(Math.min(options.getSendTimeout(), answerTryMs))));
+    table.put(Addresses.STORE_LEDGER_GET, this::toRequest);
+    table.put(Addresses.AGENT_STATUS, (address, body, options) -> all(address, body, options, true)
+        .map(AgentNodes::agentStatus));
+    table.put(Addresses.PERMISSION_STATUS, (address, body, options) -> all(address, body, options, true)
+        .map(AgentNodes::permissionStatus));
+    table.put(Addresses.STORE_HEALTH, (address, body, options) -> withEdgeStore(address, body, options, true)
+        .map(r -> new JsonObject()));
+    table.put(Addresses.STORE_OUTBOX_STATS, (address, body, options) -> withEdgeStore(address, body, options, false)
+        .map(AgentNodes::outboxStats));
+    // A node that does not answer now holds back only its own outputs (read again when it is back).
+    table.put(Addresses.STORE_OUTBOX_PENDING, (address, body, options) ->
+        withEdgeStore(address, body, options, false).map(r -> outputs(r, body)));
+    table.put(Addresses.STORE_OUTBOX_REOPEN, (address, body, options) ->
+        withEdgeStore(address, body, options, false).map(r -> new JsonObject()));
+    table.put(Addresses.STORE_OUTBOX_ACK, (address, body, options) -> acknowledge(body, options));
+    return Map.copyOf(table);
+  }
+
+  /** The default route: the node that owns the body's thread. */
+  private Future<JsonObject> byThread(String address, JsonObject body, DeliveryOptions options) {
+    return body.getString("threadId") != null ? toThread(address, body, options)
+        : Future.failedFuture(new IllegalArgumentException("no route in a cluster for " + address));
+  }
+
   /** Asks the room that answers {@code address} for this body: see the class comment for which. */
   public Future<JsonObject> ask(String address, JsonObject body, DeliveryOptions options) {
-    if (!clustered || EDGE_LOCAL.contains(address)) {
+    if (!clustered) {
       return vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
     }
-    return switch (address) {
-      case Addresses.THREAD_LIST -> all(address, body, options, false).map(replies -> {
-        JsonArray threads = new JsonArray();
-        replies.forEach((node, r) -> r.getJsonArray("threads").forEach(t -> {
-          owns(threadNode, ((JsonObject) t).getString("threadId"), (JsonObject) t);
-          threads.add(t);
-        }));
-        return new JsonObject().put("threads", threads);
-      });
-      case Addresses.THREAD_CREATE -> create(body, options);
-      case Addresses.PERMISSION_PENDING, Addresses.STORE_LEDGER_LIST -> body.getString("threadId") != null
-          ? toThread(address, body, options).map(r -> ownRows(r, threadNode.get(body.getString("threadId"))))
-          : requests(address, body, options);
-      case Addresses.PERMISSION_ANSWER -> toRequest(address, keyed(body), new DeliveryOptions(options)
-          .setSendTimeout(Math.min(options.getSendTimeout(), answerTryMs)));
-      case Addresses.STORE_LEDGER_GET -> toRequest(address, body, options);
-      case Addresses.AGENT_STATUS -> all(address, body, options, true).map(AgentNodes::agentStatus);
-      case Addresses.PERMISSION_STATUS -> all(address, body, options, true).map(AgentNodes::permissionStatus);
-      case Addresses.STORE_HEALTH -> withEdgeStore(address, body, options, true).map(r -> new JsonObject());
-      case Addresses.STORE_OUTBOX_STATS -> withEdgeStore(address, body, options, false).map(AgentNodes::outboxStats);
-      // A node that does not answer now holds back only its own outputs (read again when it is back).
-      case Addresses.STORE_OUTBOX_PENDING -> withEdgeStore(address, body, options, false).map(r -> outputs(r, body));
-      case Addresses.STORE_OUTBOX_REOPEN -> withEdgeStore(address, body, options, false).map(r -> new JsonObject());
-      case Addresses.STORE_OUTBOX_ACK -> acknowledge(body, options);
-      default -> body.getString("threadId") != null ? toThread(address, body, options)
-          : Future.failedFuture(new IllegalArgumentException("no route in a cluster for " + address));
-    };
+    return routes.getOrDefault(address, this::byThread).ask(address, body, options);
   }
 
   // ---- one node ----
