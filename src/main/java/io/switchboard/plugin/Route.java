@@ -39,8 +39,11 @@ final class Route {
   /** The seq of the current prompt's user_message, and how many turns end before its own does. */
   long promptSeq;
   int turnsToWait = -1;
-  /** Turn ends seen on the thread while the current prompt waits: {seq, stopReason}. */
-  final java.util.List<JsonObject> turnEnds = new java.util.ArrayList<>();
+  /** Turn ends seen on the thread while the current prompt waits. */
+  final java.util.List<TurnEnd> turnEnds = new java.util.ArrayList<>();
+
+  /** A turn of the thread ended: its event's seq and the agent's stop reason. */
+  record TurnEnd(long seq, String stopReason) {}
 
   /**
    * A prompt in the lane; {@code done} answers the plugin's session/prompt; {@code seen}, whether the

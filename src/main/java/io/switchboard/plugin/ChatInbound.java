@@ -1,0 +1,355 @@
+package io.switchboard.plugin;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.config.PluginSpec;
+import io.switchboard.jsonrpc.JsonRpcError;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+
+/**
+ * What a plugin's chats say: prompts (who may prompt, a message taken once, the route's lane run
+ * one prompt at a time, each answered when its own turn ended) and the commands the gateway answers
+ * itself ({@code /new}, {@code /stop}, {@code /status}, {@code /help}).
+ */
+final class ChatInbound {
+  private static final Logger log = PluginSupervisor.log;
+  private static final String HELP = "Commands: /new starts a new conversation, /stop stops the agent's current "
+      + "turn, /status shows this chat's thread and agent, /help shows this text.";
+
+  private final PluginSupervisor plugin;
+  private final OutboxDelivery outbox;
+  private final PluginRoom room;
+  private final PluginSpec spec;
+  private final Dialect dialect;
+  private final String tag;
+  /** Platform messages that came again and were answered without a turn. */
+  private long duplicates;
+  /** Chat messages (chatId NUL messageId) in the lane or being checked: a copy arriving meanwhile is a duplicate. */
+  private final Set<String> inboundInFlight = new HashSet<>();
+
+  ChatInbound(PluginSupervisor plugin, OutboxDelivery outbox) {
+    this.plugin = plugin;
+    this.outbox = outbox;
+    this.room = plugin.room;
+    this.spec = plugin.spec;
+    this.dialect = plugin.dialect;
+    this.tag = plugin.tag;
+  }
+
+  long duplicates() {
+    return duplicates;
+  }
+
+  /** {@code session/cancel}: stops the chat's turn. */
+  void cancel(JsonObject params) {
+    Route r = plugin.knownRoute(dialect.cancelledChat(params));
+    if (r != null && r.threadId != null) {
+      room.ask(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+    }
+  }
+
+  /** {@code session/prompt}: answered when the prompt's own turn ended, or at once (a command, a refusal). */
+  Future<Object> prompt(Generation g, JsonObject params) {
+    Dialect.Inbound in;
+    try {
+      in = dialect.prompt(params);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, e.getMessage()));
+    }
+    // Whenever this prompt is answered (its turn's end, a command's reply, a refusal), the SDK rejects
+    // the chat's cards it still shows. Marked here, before the answer is written (the peer writes it
+    // after this callback, on the same event loop), so no card slips in between.
+    return prompt(g, in).onComplete(x -> {
+      Route r = plugin.knownRoute(in.chatId());
+      if (r != null) {
+        outbox.expectAutoRejects(r);
+      }
+    });
+  }
+
+  private Future<Object> prompt(Generation g, Dialect.Inbound in) {
+    if (!spec.mayPrompt(in.senderId())) {
+      return stranger(in);
+    }
+    Route r = heardIn(in);
+    r.lastSender = in.senderId();
+    // The SDK rejects the cards it shows in a chat when the chat's next prompt starts: not a person's answer.
+    outbox.expectAutoRejects(r);
+    String text = in.text().trim();
+    if (text.isEmpty()) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "the prompt has no text"));
+    }
+    String key = in.messageId() == null ? null : in.chatId() + "\u0000" + in.messageId();
+    if (key != null && inboundInFlight.contains(key)) {
+      return duplicate(in); // a copy of a message waiting in the lane or being handled
+    }
+    if (text.startsWith("/")) {
+      // Commands are taken once too: a redelivered /stop or /new must not act again.
+      Future<Object> handled = seen(in).compose(before -> before ? duplicate(in)
+          : command(r, text.split("\\s+")[0].toLowerCase()).onSuccess(x -> remember(in)));
+      r.commands = handled;
+      return handled;
+    }
+    if (r.lane.size() >= Route.LANE_CAPACITY) {
+      // Not -32000: ACP reserves that for "authentication required", and a plugin would ask its user to log in.
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "route is busy: "
+          + Route.LANE_CAPACITY + " messages of this chat are already waiting; wait, or send /stop"));
+    }
+    // Into the lane at once, in arrival order (its capacity counts it); whether the platform sent it
+    // before is settled before its turn (pump).
+    if (key != null) {
+      inboundInFlight.add(key);
+    }
+    Promise<Object> done = Promise.promise();
+    r.lane.add(new Route.Waiting(in, done, seen(in)));
+    pump(r);
+    return done.future().onComplete(x -> {
+      if (key != null) {
+        inboundInFlight.remove(key);
+      }
+    });
+  }
+
+  /**
+   * The chat's route, as a message of it (let in or not) says: its outputs reply to that message
+   * unless a turn of the chat runs, and whether it is a direct message or a group.
+   */
+  private Route heardIn(Dialect.Inbound in) {
+    Route r = plugin.route(in.chatId());
+    if (r.current == null) {
+      r.target = in.target(); // while a turn runs, its outputs keep replying to its own message
+    }
+    noteScope(r, in.scope());
+    return r;
+  }
+
+  /**
+   * What a chat's message says of it (a direct message or a group), kept across restarts: a restored
+   * chat of a dialect that cannot say who taps is a group until known otherwise.
+   */
+  private void noteScope(Route r, String scope) {
+    if (!scope.equals(r.scope)) {
+      r.scope = scope;
+      room.ask(Addresses.STORE_CHAT_SCOPE_SAVE, new JsonObject().put("pluginId", spec.id()).put("chatId", r.chatId)
+              .put("scope", scope))
+          .onFailure(err -> log.error("[{}] the kind of chat {} could not be saved: {}", tag, r.chatId, err.getMessage()));
+    }
+  }
+
+  /**
+   * Whether a platform message was taken before — the platform delivered it again after the plugin
+   * crashed. Messages are remembered once their prompt is in the transcript (durably,
+   * {@code plugin_inbound}), so one the gateway never recorded (it crashed first) runs when it comes
+   * again: never lost, rarely twice.
+   */
+  private Future<Boolean> seen(Dialect.Inbound in) {
+    return in.messageId() == null ? Future.succeededFuture(false)
+        : room.ask(Addresses.STORE_INBOUND_SEEN, message(in))
+            .map(m -> m.getBoolean("seen"))
+            .otherwise(false); // a read that fails must not drop the message
+  }
+
+  /** The message is taken (in the transcript, or a command done): its redelivery will start nothing. */
+  private void remember(Dialect.Inbound in) {
+    if (in.messageId() != null) {
+      room.ask(Addresses.STORE_INBOUND_MARK, message(in))
+          .onFailure(err -> log.error("[{}] message {} of chat {} could not be remembered: {}", tag,
+              in.messageId(), in.chatId(), err.getMessage()));
+    }
+  }
+
+  /** The store's key of a platform message. */
+  private JsonObject message(Dialect.Inbound in) {
+    return new JsonObject().put("pluginId", spec.id()).put("chatId", in.chatId()).put("messageId", in.messageId());
+  }
+
+  private Future<Object> duplicate(Dialect.Inbound in) {
+    duplicates++;
+    log.info("[{}] message {} of chat {} came again (a redelivery): already taken, no second turn", tag,
+        in.messageId(), in.chatId());
+    return Future.succeededFuture(new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  /**
+   * Someone not on the plugin's list of users wrote: nothing starts. They are told their id and how
+   * the operator admits them, and the knock is kept for the web to show (the operator sees who
+   * asked); the prompt is answered {@code refusal}.
+   */
+  private Future<Object> stranger(Dialect.Inbound in) {
+    String who = in.senderId() == null ? "(unknown)"
+        : in.senderId().length() > 200 ? in.senderId().substring(0, 200) + "…" : in.senderId();
+    log.warn("[{}] {} ({}) in chat {} may not prompt: not in plugins[{}].users", tag, who, in.senderName(),
+        in.chatId(), spec.id());
+    room.knocked(new JsonObject().put("plugin", spec.id()).put("userId", who).put("name", in.senderName())
+        .put("chatId", in.chatId()).put("at", System.currentTimeMillis()));
+    Route r = heardIn(in);
+    return outbox.say(r, "You cannot use this agent yet. Your id here is " + who + ". To let you in, the operator adds \""
+        + who + "\" to plugins[" + spec.id() + "].users in the Switchboard config and restarts it.")
+        .map(x -> new JsonObject().put("stopReason", "refusal"));
+  }
+
+  // ---- commands ----
+
+  private Future<Object> command(Route r, String command) {
+    String reply;
+    switch (command) {
+      case "/new" -> {
+        if (r.threadId != null) {
+          room.ask(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
+              .onFailure(err -> log.error("[{}] chat {} could not leave thread {}: {}", tag, r.chatId, r.threadId,
+                  err.getMessage()));
+          // The chat leaves the old thread's questions too: a card there is no longer answerable from it
+          // (one only it could answer ends surface-gone).
+          plugin.bus.publish(Addresses.SURFACE_CLOSED, new JsonObject().put("surface", r.surface())
+              .put("threadId", r.threadId));
+        }
+        r.threadId = null;
+        leaveTurn(r);
+        reply = "OK: your next message starts a new conversation.";
+      }
+      case "/stop", "/cancel" -> {
+        if (r.threadId != null) {
+          room.ask(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", r.threadId));
+        }
+        reply = r.threadId == null ? "Nothing to stop." : "Stopping the agent's turn.";
+      }
+      case "/status" -> {
+        return (r.threadId == null ? Future.succeededFuture(new JsonObject())
+            : room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", r.threadId)))
+            .map(t -> t.isEmpty() ? "No conversation yet: send a message to start one."
+                : "Thread " + t.getString("threadId") + " with agent " + t.getString("agent")
+                    + (t.getString("node") == null ? "" : " on " + t.getString("node"))
+                    + (t.getBoolean("busy") ? ", working." : ", idle.") + " " + r.lane.size() + " messages waiting.")
+            // In a cluster its agent node may be gone: the chat is told so, not left without an answer.
+            .recover(err -> Future.succeededFuture("Thread " + r.threadId + " does not answer now: " + err.getMessage()))
+            .compose(text -> outbox.say(r, text))
+            .map(x -> new JsonObject().put("stopReason", "end_turn"));
+      }
+      case "/help" -> reply = HELP;
+      default -> reply = "Unknown command " + command + ". " + HELP;
+    }
+    return outbox.say(r, reply).map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  // ---- the lane ----
+
+  /** Runs the route's next prompt, one at a time. */
+  private void pump(Route r) {
+    if (r.current != null || r.lane.isEmpty()) {
+      return;
+    }
+    Route.Waiting head = r.lane.peek();
+    if (!head.seen().isComplete()) {
+      head.seen().onComplete(x -> pump(r)); // settled in order: the head's turn comes first
+      return;
+    }
+    r.lane.poll();
+    if (head.seen().result()) {
+      head.done().tryComplete(duplicate(head.inbound()).result());
+      pump(r);
+      return;
+    }
+    Route.Waiting w = head;
+    r.current = w;
+    r.target = w.inbound().target();
+    r.turnsToWait = -1;
+    r.turnEnds.clear();
+    ensureThread(r, w.inbound())
+        .compose(threadId -> room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+            .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
+        .onSuccess(reply -> {
+          remember(w.inbound()); // in the transcript now: the platform's redelivery of it starts nothing
+          r.promptSeq = reply.getLong("seq");
+          r.turnsToWait = reply.getInteger("ahead") + 1;
+          turnEnded(r);
+        })
+        .onFailure(err -> {
+          r.current = null;
+          w.done().tryFail(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, err.getMessage()));
+          pump(r);
+        });
+  }
+
+  private Future<String> ensureThread(Route r, Dialect.Inbound in) {
+    if (r.threadId != null) {
+      tellSession(plugin.current(), r, true);
+      return Future.succeededFuture(r.threadId);
+    }
+    JsonObject create = new JsonObject().put("surface", r.surface()).put("startedBy", in.senderId());
+    if (spec.agent() != null) {
+      create.put("agent", spec.agent());
+    }
+    return room.ask(Addresses.THREAD_CREATE, create).map(m -> {
+      r.threadId = m.getString("threadId");
+      r.startedBy = in.senderId();
+      room.follow(r.threadId);
+      tellSession(plugin.current(), r, false);
+      return r.threadId;
+    });
+  }
+
+  /**
+   * {@code _va/session_info} for a chat, once per process and thread, when the chat prompts (the SDK
+   * shows it as a card, so a restart does not post it to every chat; it keeps the workspace path, from
+   * which it sends the files an agent names).
+   */
+  private void tellSession(Generation g, Route r, boolean resumed) {
+    String threadId = r.threadId;
+    if (g == null || !g.rendering || threadId == null || threadId.equals(g.toldSession.get(r.chatId))
+        || dialect.sessionInfo(r, new JsonObject(), "", resumed) == null) {
+      return;
+    }
+    g.toldSession.put(r.chatId, threadId);
+    room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onSuccess(thread -> {
+      String agentName = plugin.settings.agents().stream().filter(a -> a.id().equals(thread.getString("agent")))
+          .map(a -> a.name()).findFirst().orElse(thread.getString("agent"));
+      if (plugin.current() == g) {
+        g.send(dialect.sessionInfo(r, thread, agentName, resumed));
+      }
+    }).onFailure(err -> g.toldSession.remove(r.chatId, threadId)); // told next time
+  }
+
+  /**
+   * A turn of the route's thread ended (or its outputs reached the plugin): answers the route's
+   * prompt once its own turn ended and that turn's outputs reached the plugin.
+   */
+  void turnEnded(Route r) {
+    Route.Waiting w = r.current;
+    if (w == null || r.turnsToWait < 0) {
+      return;
+    }
+    List<Route.TurnEnd> ours = r.turnEnds.stream().filter(t -> t.seq() > r.promptSeq).toList();
+    if (ours.size() < r.turnsToWait) {
+      return;
+    }
+    String stopReason = ours.get(r.turnsToWait - 1).stopReason();
+    stopReason = "error".equals(stopReason) ? "end_turn" : stopReason;
+    r.current = null;
+    outbox.expectAutoRejects(r);
+    w.done().tryComplete(new JsonObject().put("stopReason", stopReason));
+    pump(r);
+  }
+
+  /**
+   * The chat left its thread ({@code /new}) while a prompt of it was running: that prompt is answered
+   * now ({@code cancelled} for the chat; the old thread's turn goes on without it), so the chat's
+   * next message does not wait on a turn it no longer follows.
+   */
+  private void leaveTurn(Route r) {
+    Route.Waiting w = r.current;
+    if (w == null) {
+      return;
+    }
+    r.current = null;
+    r.turnEnds.clear();
+    r.turnsToWait = -1;
+    outbox.expectAutoRejects(r);
+    w.done().tryComplete(new JsonObject().put("stopReason", "cancelled"));
+    pump(r);
+  }
+}
