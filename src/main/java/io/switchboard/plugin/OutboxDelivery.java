@@ -11,10 +11,8 @@ import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,13 +59,7 @@ final class OutboxDelivery {
   private boolean delivering;
   private boolean deliverAgain;
   /** Output ids an earlier generation was sent (bounded): sending one again is a redelivery. */
-  private final Set<String> sentBefore = Collections.newSetFromMap(
-      new LinkedHashMap<String, Boolean>(256, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-          return size() > 10_000;
-        }
-      });
+  private final Set<String> sentBefore = io.switchboard.common.Lru.set(10_000);
   private long redeliveries;
   /** Cluster mode: agent node -> the chats told it left (with cards of it open), until it is back. */
   private final Map<String, Set<String>> staleChats = new HashMap<>();

@@ -91,12 +91,7 @@ public final class PluginRoom extends VerticleBase {
   }
 
   /** Who wrote without being let in (plugins[].users), newest last, one entry per plugin and user. */
-  private final java.util.LinkedHashMap<String, JsonObject> knocks = new java.util.LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(java.util.Map.Entry<String, JsonObject> eldest) {
-      return size() > MAX_KNOCKS;
-    }
-  };
+  private final java.util.Map<String, JsonObject> knocks = io.switchboard.common.Lru.map(MAX_KNOCKS, false);
   private static final int MAX_KNOCKS = 100;
 
   /** The characters kept of each field of a knock: 100 knocks stay small whatever a plugin sends. */
