@@ -36,8 +36,6 @@ import org.slf4j.LoggerFactory;
 public final class PermissionRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(PermissionRoom.class);
   private static final int RECENTLY_ENDED = 10_000;
-  /** An answer's key is a surface's token for one answer, not data: a few dozen characters. */
-  static final int MAX_ANSWER_KEY = 128;
 
   /** Reasons a request ends cancelled (docs/architecture.md, "The permission ledger"; words in {@link CancelReason}). */
   public static final String SESSION_CANCELLED = CancelReason.SESSION_CANCELLED.slug();
@@ -285,45 +283,36 @@ public final class PermissionRoom extends VerticleBase {
   }
 
   private void answer(Message<JsonObject> message) {
-    JsonObject b = message.body() == null ? new JsonObject() : message.body();
-    String id = stringField(b, "requestId");
-    String optionId = stringField(b, "optionId");
-    String surface = stringField(b, "surface");
-    Object user = b.getValue("user");
-    Object key = b.getValue("answerKey");
-    if (id == null || optionId == null || surface == null || (user != null && !(user instanceof String))
-        || (key != null && !(key instanceof String k && !k.isEmpty() && k.length() <= MAX_ANSWER_KEY))) {
-      ErrorCode.BAD_REQUEST.fail(message, "an answer needs requestId, optionId and surface (strings), user is a "
-          + "string, and answerKey a string of 1.." + MAX_ANSWER_KEY + " characters");
-      return;
-    }
-    ChatApproval chat;
+    Answer a;
     try {
-      chat = b.getValue("chat") == null ? null : ChatApproval.parse(b.getValue("chat"));
+      a = Answer.parse(message.body());
     } catch (IllegalArgumentException e) {
-      ErrorCode.BAD_REQUEST.fail(message, "bad answer: " + e.getMessage());
+      ErrorCode.BAD_REQUEST.fail(message, e.getMessage());
       return;
     }
-    String answerKey = (String) key;
+    String id = a.requestId();
     Pending p = pending.get(id);
     if (p == null) {
-      answerEnded(message, id, answerKey);
+      answerEnded(message, id, a.answerKey());
       return;
     }
-    if (chat != null) {
+    if (a.chat() != null) {
       // A tap in a chat: judged here against its plugin's approvers, as every answer is.
-      ChatApproval.Verdict verdict = chat.judge((String) user, p.reg.startedBy());
+      ChatApproval.Verdict verdict = a.chat().judge(a.user(), p.reg.startedBy());
       if (!verdict.allowed()) {
-        note(p.id, "rejected", surface, verdict.who(), "not_eligible: not an approver");
+        note(p.id, "rejected", a.surface(), verdict.who(), "not_eligible: not an approver");
         log.warn("permission request {} of thread {}: {} tapped it in {} but is not an approver", id,
-            p.reg.threadId(), verdict.who(), surface);
+            p.reg.threadId(), verdict.who(), a.surface());
         ErrorCode.NOT_APPROVER.fail(message, verdict.refusal());
         return;
       }
-      user = verdict.who();
+      a = a.by(verdict.who());
     }
+    String surface = a.surface();
+    String optionId = a.optionId();
+    String user = a.user();
     if (!surface.equals(OPERATOR_SURFACE) && !p.eligible.contains(surface)) {
-      note(p.id, "rejected", surface, (String) user, "not_eligible");
+      note(p.id, "rejected", surface, user, "not_eligible");
       log.warn("permission request {} of thread {}: answer from surface {} refused, not eligible", id,
           p.reg.threadId(), surface);
       ErrorCode.NOT_ELIGIBLE.fail(message, "surface " + surface + " may not answer request " + id);
@@ -331,7 +320,7 @@ public final class PermissionRoom extends VerticleBase {
     }
     JsonObject option = p.reg.option(optionId);
     if (option == null) {
-      note(p.id, "rejected", surface, (String) user, "invalid_option:" + optionId);
+      note(p.id, "rejected", surface, user, "invalid_option:" + optionId);
       log.warn("permission request {} of thread {}: answer {} from surface {} refused, not an offered option", id,
           p.reg.threadId(), optionId, surface);
       ErrorCode.INVALID_OPTION.fail(message, "request " + id + " offers no option \"" + optionId + "\"");
@@ -343,7 +332,7 @@ public final class PermissionRoom extends VerticleBase {
     }
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
-    end(p, outcome, answerKey).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
+    end(p, outcome, a.answerKey()).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
         .put("outcome", outcome)));
   }
 
