@@ -444,10 +444,13 @@ class PluginRoomTest {
     waitFor(() -> userMessages(threadOf("fake:77"), "hello once") == 1
         && await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject()
             .put("threadId", threadOf("fake:77")))).body().getBoolean("busy") == Boolean.FALSE, "the one turn to end");
-    Thread.sleep(500);
-    assertEquals(1, userMessages(threadOf("fake:77"), "hello once"), "one turn");
     assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).stream().map(r -> r.getString("key"))
         .distinct().count(), "only the first turn's card, never one of a second turn");
+    // A chat's prompts run in order: a second turn of the redelivered message, had one been
+    // queued, would come before a later prompt's.
+    plugin.prompt("77", "77", "and then", "tg-2");
+    waitFor(() -> userMessages(threadOf("fake:77"), "and then") == 1, "the later prompt's turn");
+    assertEquals(1, userMessages(threadOf("fake:77"), "hello once"), "one turn");
   }
 
   @Test
