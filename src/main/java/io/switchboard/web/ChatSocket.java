@@ -33,6 +33,7 @@ final class ChatSocket {
   static final int REPLAY_LIMIT = 1000;
 
   private final WebRoom room;
+  private final SocketHub hub;
   private final Vertx vertx;
   private final ServerWebSocket ws;
   /** threadId -> the last seq sent on this socket. */
@@ -55,8 +56,9 @@ final class ChatSocket {
     }
   }
 
-  ChatSocket(WebRoom room, Vertx vertx, ServerWebSocket ws, String session) {
+  ChatSocket(WebRoom room, SocketHub hub, Vertx vertx, ServerWebSocket ws, String session) {
     this.room = room;
+    this.hub = hub;
     this.vertx = vertx;
     this.ws = ws;
     this.session = session;
@@ -73,7 +75,7 @@ final class ChatSocket {
   }
 
   void start() {
-    room.socketOpened(this);
+    hub.opened(this);
     pingTimer = vertx.setPeriodic(PING_MS, t -> {
       if (!closed) {
         ws.writePing(io.vertx.core.buffer.Buffer.buffer());
@@ -194,7 +196,7 @@ final class ChatSocket {
             return;
           }
           held.put(threadId, new ArrayList<>());
-          room.attach(threadId, this);
+          hub.attach(threadId, this);
           lastSeq.put(threadId, afterSeq);
           replay(threadId, afterSeq, thread.getLong("lastSeq"))
               .compose(v -> afterSeq == 0 ? answeredCards(threadId) : Future.succeededFuture())
@@ -386,12 +388,12 @@ final class ChatSocket {
       JsonObject b = item.getJsonObject("body");
       sendEvent(threadId, b.getLong("seq"), b.getLong("at"), b.getJsonObject("event"));
     } else {
-      sendText(room.encodeOnce(item.getString("key"), () -> item.getJsonObject("body")));
+      sendText(hub.encodeOnce(item.getString("key"), () -> item.getJsonObject("body")));
     }
   }
 
   private void sendEvent(String threadId, long seq, Long at, JsonObject event) {
-    sendEvent(threadId, seq, event, () -> room.encodeOnce("event " + threadId + " " + seq,
+    sendEvent(threadId, seq, event, () -> hub.encodeOnce("event " + threadId + " " + seq,
         () -> eventFrame(threadId, seq, at, event)));
   }
 
@@ -448,7 +450,7 @@ final class ChatSocket {
     }
     // A frame counts as waiting from now until the connection has written it to the network.
     queuedBytes += text.length();
-    room.queued(text.length()); // may close this socket, if it is the one furthest behind
+    hub.queued(text.length()); // may close this socket, if it is the one furthest behind
     if (closed) {
       return;
     }
@@ -457,7 +459,7 @@ final class ChatSocket {
       return;
     }
     queue.add(text);
-    if (queuedBytes > room.socketQueueBytes()) {
+    if (queuedBytes > hub.socketQueueBytes()) {
       closeSlow();
     }
   }
@@ -467,7 +469,7 @@ final class ChatSocket {
     // Counted until written or failed, also after this socket closed: the connection holds the frame till then.
     ws.writeTextMessage(text).onComplete(x -> {
       queuedBytes -= size;
-      room.queued(-size);
+      hub.queued(-size);
     });
   }
 
@@ -495,16 +497,16 @@ final class ChatSocket {
     }
     closed = true;
     vertx.cancelTimer(pingTimer);
-    room.socketClosed(this);
+    hub.closed(this);
     long dropped = queue.stream().mapToLong(String::length).sum();
     queue.clear();
     queuedBytes -= dropped;
-    room.queued(-dropped);
+    hub.queued(-dropped);
     for (String threadId : new ArrayList<>(lastSeq.keySet())) {
-      room.detach(threadId, this);
+      hub.detach(threadId, this);
     }
     for (String threadId : new ArrayList<>(held.keySet())) {
-      room.detach(threadId, this);
+      hub.detach(threadId, this);
     }
   }
 

@@ -99,7 +99,7 @@ class WebSecurityTest {
 
   @Test
   void wrongTokensAreRateLimitedPerAddress() throws Exception {
-    for (int i = 0; i < WebRoom.LOGIN_FAILURES_PER_MINUTE; i++) {
+    for (int i = 0; i < Logins.LOGIN_FAILURES_PER_MINUTE; i++) {
       assertEquals(401, status(login("application/json", "{\"token\":\"guess-" + i + "\"}")));
     }
     String limited = login("application/json", "{\"token\":\"" + gateway.token + "\"}");
@@ -148,7 +148,7 @@ class WebSecurityTest {
     try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + gateway.settings.databaseFile());
          java.sql.ResultSet rows = c.createStatement().executeQuery("SELECT hash FROM web_session")) {
       assertTrue(rows.next());
-      assertEquals(WebRoom.sessionHash(value), rows.getString(1));
+      assertEquals(Logins.sessionHash(value), rows.getString(1));
       assertFalse(rows.getString(1).contains(value));
     }
     assertEquals(204, status(raw("POST /api/logout HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n", "")));

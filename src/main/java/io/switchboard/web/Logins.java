@@ -1,0 +1,217 @@
+package io.switchboard.web;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.cluster.AgentNodes;
+import io.switchboard.common.Lru;
+import io.switchboard.common.RandomIds;
+import io.switchboard.config.AccessToken;
+import io.switchboard.config.Settings;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.Cookie;
+import io.vertx.core.http.CookieSameSite;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.auth.User;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
+import java.util.Locale;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Who may use the web room: the access token (re-read every {@link #TOKEN_CHECK_MS}; a rotation
+ * ends every login and socket), browser sessions (kept by the SHA-256 of their cookie, in memory
+ * and in the database), {@code POST /api/login} with its per-address limit, and logout.
+ */
+final class Logins {
+  private static final Logger log = LoggerFactory.getLogger(Logins.class);
+  static final String COOKIE = "sb_session";
+  private static final int MAX_SESSIONS = 1_000;
+  /** A browser session lasts this long after its login (then the page asks for the token again). */
+  static final long SESSION_MS = 7L * 24 * 3600 * 1000;
+  /** Failed logins a client address may make per minute; then 429 until the minute is over. */
+  static final int LOGIN_FAILURES_PER_MINUTE = 10;
+  /** How often the token file is looked at: a rotation ends every login and socket. */
+  static final long TOKEN_CHECK_MS = 2_000;
+  /** The principal of a request that came with the token itself (a script's bearer). */
+  private static final JsonObject BEARER = new JsonObject();
+
+  private final Vertx vertx;
+  private final Settings settings;
+  private final SocketHub hub;
+  private final RandomIds ids = new RandomIds();
+  private String token;
+  /** Browser sessions (SHA-256 of the cookie -> created at), oldest dropped first; saved in the database. */
+  private final Map<String, Long> sessions = Lru.map(MAX_SESSIONS, true);
+  /** Client address -> failed logins in the current minute (and when that minute began). */
+  private final Map<String, long[]> loginFailures = Lru.map(10_000, true);
+
+  Logins(Vertx vertx, Settings settings, SocketHub hub) {
+    this.vertx = vertx;
+    this.settings = settings;
+    this.hub = hub;
+  }
+
+  /** Restores the sessions saved before a restart, reads the token and starts watching its file. */
+  Future<Void> start(AgentNodes nodes) {
+    return nodes.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject())
+        .onSuccess(reply -> restoreSessions(reply.getJsonArray("sessions")))
+        .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
+        .map(buffer -> token = buffer.toString().trim())
+        .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
+        .mapEmpty();
+  }
+
+  /** Sessions saved before a restart, the expired ones forgotten. */
+  private void restoreSessions(JsonArray saved) {
+    long now = System.currentTimeMillis();
+    for (Object o : saved) {
+      JsonObject row = (JsonObject) o;
+      if (now - row.getLong("createdAt") > SESSION_MS) {
+        forgetSessions(new JsonObject().put("hash", row.getString("hash")));
+      } else {
+        sessions.put(row.getString("hash"), row.getLong("createdAt"));
+      }
+    }
+  }
+
+  /** A rotated token (its file changed) ends every login and socket: the old token stops working now. */
+  private void checkToken() {
+    vertx.fileSystem().readFile(settings.tokenFile().toString()).onSuccess(buffer -> {
+      String now = buffer.toString().trim();
+      if (!now.isEmpty() && !now.equals(token)) {
+        log.warn("the access token was rotated: every browser session and chat socket ends");
+        token = now;
+        sessions.clear();
+        forgetSessions(new JsonObject().put("all", true));
+        hub.closeUnauthorized(s -> true, "the access token was rotated");
+      }
+    });
+  }
+
+  /** JSON only (415), and not while the address has failed too often (429). */
+  void loginAllowed(RoutingContext ctx) {
+    String type = ctx.request().getHeader("Content-Type");
+    if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+      HttpEdge.json(ctx, 415, new JsonObject().put("error", "send {\"token\": \"...\"} as application/json"));
+      return;
+    }
+    long[] failures = loginFailures.get(clientAddress(ctx));
+    if (failures != null && System.currentTimeMillis() - failures[1] < 60_000
+        && failures[0] >= LOGIN_FAILURES_PER_MINUTE) {
+      ctx.response().putHeader("Retry-After", "60");
+      HttpEdge.json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; wait a minute"));
+      return;
+    }
+    ctx.next();
+  }
+
+  private void loginFailed(RoutingContext ctx) {
+    long now = System.currentTimeMillis();
+    long[] failures = loginFailures.computeIfAbsent(clientAddress(ctx), a -> new long[] {0, now});
+    if (now - failures[1] >= 60_000) {
+      failures[0] = 0;
+      failures[1] = now;
+    }
+    failures[0]++;
+  }
+
+  private static String clientAddress(RoutingContext ctx) {
+    var address = ctx.request().remoteAddress();
+    return address == null ? "?" : address.hostAddress();
+  }
+
+  void login(RoutingContext ctx) {
+    JsonObject body;
+    try {
+      body = ctx.body().asJsonObject();
+    } catch (DecodeException | ClassCastException e) {
+      body = null;
+    }
+    if (body == null || !(body.getValue("token") instanceof String given)) {
+      HttpEdge.json(ctx, 400, new JsonObject().put("error", "send {\"token\": \"...\"}"));
+      return;
+    }
+    if (!AccessToken.matches(token, given.trim())) {
+      log.warn("login refused from {}: wrong token", ctx.request().remoteAddress());
+      loginFailed(ctx);
+      HttpEdge.json(ctx, 401, new JsonObject().put("error", "wrong token"));
+      return;
+    }
+    String session = ids.next("", 32);
+    long now = System.currentTimeMillis();
+    String hash = sessionHash(session);
+    sessions.put(hash, now);
+    // Kept by its hash, so a restart does not log everyone out and the database never holds a cookie.
+    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_SAVE, new JsonObject().put("hash", hash).put("createdAt", now))
+        .onComplete(saved -> {
+          if (saved.failed()) {
+            log.warn("a browser session could not be saved (it lasts until the next restart): {}",
+                saved.cause().getMessage());
+          }
+          ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
+              .setPath("/").setSecure(HttpEdge.behindHttpsProxy(ctx.request())));
+          ctx.response().setStatusCode(204).end();
+        });
+  }
+
+  /** What identifies a session in memory and in the database: the SHA-256 of its cookie. */
+  static String sessionHash(String cookie) {
+    return io.switchboard.common.Sha256.hex(cookie);
+  }
+
+  private void forgetSessions(JsonObject which) {
+    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_FORGET, which)
+        .onFailure(err -> log.warn("browser sessions could not be forgotten in the database: {}", err.getMessage()));
+  }
+
+  void logout(RoutingContext ctx) {
+    Cookie cookie = ctx.request().getCookie(COOKIE);
+    String hash = cookie == null ? null : sessionHash(cookie.getValue());
+    if (hash != null && sessions.remove(hash) != null) {
+      forgetSessions(new JsonObject().put("hash", hash));
+      hub.closeUnauthorized(s -> hash.equals(s.session()), "logged out");
+    }
+    ctx.response().addCookie(Cookie.cookie(COOKIE, "").setMaxAge(0).setPath("/").setHttpOnly(true)
+        .setSameSite(CookieSameSite.STRICT));
+    ctx.response().setStatusCode(204).end();
+  }
+
+  /**
+   * For vertx-web's {@code SimpleAuthenticationHandler}: a browser session cookie, or
+   * {@code Authorization: Bearer <token>} for scripts (then the cookie is not looked at). The user's
+   * principal names the session ({@code "session"}: its hash), absent for a bearer; a refusal is a 401.
+   */
+  Future<User> authenticate(RoutingContext ctx) {
+    HttpServerRequest request = ctx.request();
+    if (bearer(request)) {
+      return AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim())
+          ? Future.succeededFuture(User.create(BEARER.copy())) : refused();
+    }
+    Cookie cookie = request.getCookie(COOKIE);
+    if (cookie == null) {
+      return refused();
+    }
+    String hash = sessionHash(cookie.getValue());
+    Long created = sessions.get(hash);
+    if (created != null && System.currentTimeMillis() - created > SESSION_MS) {
+      sessions.remove(hash); // expired: log in again
+      forgetSessions(new JsonObject().put("hash", hash));
+      return refused();
+    }
+    return created == null ? refused() : Future.succeededFuture(User.create(new JsonObject().put("session", hash)));
+  }
+
+  private static Future<User> refused() {
+    return Future.failedFuture(new HttpException(401));
+  }
+
+  private static boolean bearer(HttpServerRequest request) {
+    String auth = request.getHeader("Authorization");
+    return auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7);
+  }
+}
