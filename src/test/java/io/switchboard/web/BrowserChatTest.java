@@ -462,11 +462,12 @@ class BrowserChatTest {
     say("run: echo hello-from-the-terminal");
     click(awaitCard(), "Allow once");
     verdict();
-    WebElement output = waiting().until(d -> {
+    // Read inside the wait: the page may redraw the tool box as the agent updates it.
+    String output = waiting().until(d -> {
       List<WebElement> pre = d.findElements(By.cssSelector(".tool pre.terminal"));
-      return pre.isEmpty() ? null : pre.get(0);
+      return pre.isEmpty() ? null : pre.get(0).getText();
     });
-    assertTrue(output.getText().contains("hello-from-the-terminal"), output.getText());
+    assertTrue(output.contains("hello-from-the-terminal"), output);
     assertEquals("Exit code 0", waiting().until(d -> d.findElement(By.cssSelector(".tool .exit")).getText()));
     screenshot("terminal");
   }
