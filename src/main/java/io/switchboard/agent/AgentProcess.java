@@ -85,7 +85,7 @@ final class AgentProcess {
           return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS,
               "no session of this client is named " + JsonRpcPeer.object(params).getValue("sessionId")));
         }
-        return session.serve(AgentProcess.this, method, params);
+        return session.clientMethods().serve(AgentProcess.this, method, params);
       }
 
       @Override
@@ -180,6 +180,11 @@ final class AgentProcess {
           return Future.<Void>failedFuture(new AgentSession.StartFailure(text.toString()));
         }), alive -> Future.failedFuture(err));
     return explained.onFailure(x -> stop());
+  }
+
+  /** Whether the agent said in {@code initialize} that prompts may carry {@code kind} blocks (image, audio). */
+  boolean takes(String kind) {
+    return capabilities.getValue("promptCapabilities") instanceof JsonObject c && Boolean.TRUE.equals(c.getValue(kind));
   }
 
   /** Which session a message of the agent belongs to: the only one, or (shared) the one it names. */

@@ -115,7 +115,7 @@ public final class AgentRoom extends VerticleBase {
     scope.<JsonObject>serve(bus, Addresses.AGENT_SET_CONFIG, m -> {
       AgentSession session = sessionFor(m, "configId", "a setting change");
       if (session != null && m.body().getValue("value") instanceof String value) {
-        session.setConfig(m.body().getString("configId"), value).onSuccess(v -> m.reply(new JsonObject()))
+        session.options().setConfig(m.body().getString("configId"), value).onSuccess(v -> m.reply(new JsonObject()))
             .onFailure(err -> ErrorCode.BAD_REQUEST.fail(m, err.getMessage()));
       } else if (session != null) {
         ErrorCode.BAD_REQUEST.fail(m, "a setting change needs a value (a string)");
@@ -127,7 +127,7 @@ public final class AgentRoom extends VerticleBase {
   private void setMode(Message<JsonObject> m) {
     AgentSession session = sessionFor(m, "modeId", "a mode change");
     if (session != null) {
-      session.setMode(m.body().getString("modeId")).onSuccess(v -> m.reply(new JsonObject()))
+      session.options().setMode(m.body().getString("modeId")).onSuccess(v -> m.reply(new JsonObject()))
           .onFailure(err -> ErrorCode.BAD_REQUEST.fail(m, err.getMessage()));
     }
   }
@@ -148,10 +148,10 @@ public final class AgentRoom extends VerticleBase {
     AgentSession session = pool.sessionFor(threadId, () -> new AgentSession(context, spec, argv(spec),
         threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
     if (b.getValue("modeId") instanceof String mode && !field.equals("modeId")) {
-      session.prefer(mode); // the thread's chosen mode outlives its sessions (idle stops forget them)
+      session.options().prefer(mode); // the thread's chosen mode outlives its sessions (idle stops forget them)
     }
     if (b.getValue("config") instanceof JsonObject config) {
-      session.preferConfig(config);
+      session.options().preferConfig(config);
     }
     return session;
   }

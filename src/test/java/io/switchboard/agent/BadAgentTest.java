@@ -206,7 +206,7 @@ class BadAgentTest {
     String t = thread(vertx, "foreign-session"); // its turn waits on a card nobody answers
     gateway.prompt(t, "first");
     gateway.awaitCard(t, 1);
-    for (int i = 0; i < AgentSession.MAX_QUEUED; i++) {
+    for (int i = 0; i < TurnQueue.MAX_QUEUED; i++) {
       gateway.prompt(t, "queued " + i);
     }
     ErrorCode refused = PermissionHarness.errorOf(vertx.eventBus().request(Addresses.THREAD_PROMPT,

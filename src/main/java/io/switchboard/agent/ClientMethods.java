@@ -1,0 +1,116 @@
+package io.switchboard.agent;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.Bus;
+import io.switchboard.bus.ErrorCode;
+import io.switchboard.jsonrpc.JsonRpcError;
+import io.switchboard.jsonrpc.JsonRpcPeer;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ACP client methods the agent calls on one session: {@code session/request_permission} (asked
+ * of the permission room), {@code fs/*} (confined to the workspace, one at a time off the event
+ * loop) and {@code terminal/*} (the session's {@link Terminals}). Lives on the agent room's event loop.
+ */
+final class ClientMethods {
+  private static final Logger log = LoggerFactory.getLogger(ClientMethods.class);
+
+  private final AgentSession session;
+  private final EventBus bus;
+  private final Workspace workspace;
+  /** This session's file calls: one at a time, never behind another session's. */
+  private final BlockingLane files;
+
+  ClientMethods(AgentSession session, EventBus bus, Workspace workspace, BlockingLane files) {
+    this.session = session;
+    this.bus = bus;
+    this.workspace = workspace;
+    this.files = files;
+  }
+
+  /** A request of the agent for this session, from process {@code g}. */
+  Future<Object> serve(AgentProcess g, String method, Object params) {
+    JsonObject p = JsonRpcPeer.object(params);
+    Terminals mine = session.terminalsOf(g);
+    if (method.startsWith("terminal/") && mine == null) {
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the session is closed"));
+    }
+    return switch (method) {
+      case "session/request_permission" -> {
+        session.asked(g);
+        yield permission(g, p).onComplete(x -> session.answered());
+      }
+      case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
+          alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
+      case "fs/write_text_file" -> files.run(() -> {
+        alive(g).write(p.getValue("path"), p.getValue("content"));
+        return (Object) null;
+      });
+      case "terminal/create" -> mine.create(p);
+      case "terminal/output" -> mine.output(p);
+      case "terminal/wait_for_exit" -> mine.waitForExit(p);
+      case "terminal/kill" -> mine.kill(p);
+      case "terminal/release" -> mine.release(p);
+      default -> Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
+    };
+  }
+
+  /** The workspace, for a process still running: a dead agent's queued file call does nothing. */
+  private Workspace alive(AgentProcess g) {
+    if (g.exited) {
+      throw new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent exited");
+    }
+    return workspace;
+  }
+
+  private Future<Object> permission(AgentProcess g, JsonObject p) {
+    JsonObject asked = p.getValue("toolCall") instanceof JsonObject tc ? tc : new JsonObject();
+    Object id = asked.getValue("toolCallId");
+    String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
+    // Some agents announce the tool call first, others only here: show what is known of it.
+    JsonObject toolCall = session.toolCalls().asked(toolCallId, asked);
+    // The session is the one this gateway opened, never the id the agent writes: a request under a
+    // foreign id must still end with this session's cancel.
+    String sessionId = session.acpSessionId() != null ? session.acpSessionId() : "unopened";
+    boolean afterCancel = session.cancelling();
+    String threadId = session.threadId();
+    return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
+        .compose(thread -> {
+          JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
+              .put("agentId", session.spec().id()).put("generation", g.generation).put("toolCall", toolCall)
+              .put("options", p.getValue("options"))
+              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
+              .put("startedBy", thread.body().getString("startedBy"));
+          Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
+              Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
+          if (afterCancel) {
+            session.publishSessionCancelled(); // asked after the user stopped the turn: it ends cancelled too
+          }
+          return outcome;
+        })
+        .map(outcome -> {
+          JsonObject answer = "selected".equals(outcome.getString("outcome"))
+              ? new JsonObject().put("outcome", "selected").put("optionId", outcome.getString("optionId"))
+              : new JsonObject().put("outcome", "cancelled");
+          return (Object) new JsonObject().put("outcome", answer);
+        })
+        .recover(err -> {
+          if (ErrorCode.of(err) == ErrorCode.BAD_REQUEST) {
+            session.emit(AgentSession.error("The agent asked for permission in a form Switchboard cannot show ("
+                + err.getMessage() + "); it was answered cancelled."));
+          } else {
+            log.error("[{}] permission request failed", session.tag(), err);
+          }
+          return Future.succeededFuture(new JsonObject().put("outcome", new JsonObject().put("outcome", "cancelled")));
+        });
+  }
+
+  private static Integer integer(Object value) {
+    return value instanceof Number n ? n.intValue() : null;
+  }
+}
