@@ -309,16 +309,50 @@ final class OutboxDelivery {
       if (code == ErrorCode.ALREADY_ANSWERED) {
         alreadyEnded(r, card, outcome, requestId);
       } else if (code == ErrorCode.NOT_APPROVER) {
-        log.warn("[{}] a tap on request {} in chat {} was refused: {}", tag, requestId, r.chatId, err.getMessage());
-        enqueueText(r, "system", err.getMessage());
-        if (plugin.current() == g) {
-          deliverOne(g, Output.card(outputId, r, card)); // ask again, for an approver: it still waits
-        }
+        refused(g, r, outputId, card, err.getMessage());
       } else {
         enqueueText(r, "system", "That answer was not taken: " + err.getMessage());
       }
     });
   }
+
+  /**
+   * A tap the permission room refused (not an approver). The chat is told who may answer, once per
+   * request, and the card is asked again for an approver — at most {@link #MAX_REASKS} times a
+   * request in a chat, and no sooner than {@link #REASK_GAP_MS} after the chat's last re-ask: a
+   * person tapping again and again, or a plugin that answers every card by itself, cannot make the
+   * gateway send cards without end (each is a new message on a real platform).
+   */
+  private void refused(Generation g, Route r, String outputId, JsonObject card, String whoMay) {
+    String requestId = card.getString("requestId");
+    int refusals = r.refusedTaps.merge(requestId, 1, Integer::sum);
+    log.warn("[{}] a tap on request {} in chat {} was refused ({} so far): {}", tag, requestId, r.chatId, refusals,
+        whoMay);
+    if (refusals == 1) {
+      enqueueText(r, "system", whoMay);
+    }
+    if (refusals > MAX_REASKS) {
+      if (refusals == MAX_REASKS + 1) {
+        enqueueText(r, "system", "That request is not asked again in this chat after " + MAX_REASKS
+            + " refused taps; it still waits: an approver can answer it in the web chat.");
+      }
+      return;
+    }
+    long now = System.currentTimeMillis();
+    long at = Math.max(now, r.lastReaskAt + REASK_GAP_MS);
+    r.lastReaskAt = at;
+    plugin.context.owner().setTimer(Math.max(1, at - now), t -> stillPending(card).onSuccess(pending -> {
+      // Only while it waits, to the same process, in a chat still in the card's thread.
+      if (pending && plugin.current() == g && card.getString("threadId", "").equals(r.threadId)) {
+        deliverOne(g, Output.card(outputId, r, card));
+      }
+    }));
+  }
+
+  /** How many times a refused tap's card is asked again, a request in a chat. */
+  static final int MAX_REASKS = 3;
+  /** The least time between two re-asks in one chat. */
+  static final long REASK_GAP_MS = 1_000;
 
   /** The kind of the card's option {@code optionId} ("allow_once", "reject_once", …), or "". */
   private static String optionKind(JsonObject card, String optionId) {

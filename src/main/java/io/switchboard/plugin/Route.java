@@ -33,6 +33,10 @@ final class Route {
   record OpenCard(String requestId, String node) {}
   /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */
   final java.util.Set<String> autoRejectable = new java.util.HashSet<>();
+  /** Refused taps in this chat, by request (the most recent requests): each is asked again a bounded number of times. */
+  final java.util.Map<String, Integer> refusedTaps = io.switchboard.common.Lru.map(256, false);
+  /** When this chat's last re-ask after a refused tap was (or is due): re-asks are paced per chat. */
+  long lastReaskAt;
   /** Prompts waiting for their turn, each with the plugin's open session/prompt to answer. */
   final ArrayDeque<Waiting> lane = new ArrayDeque<>();
   Waiting current;

@@ -282,6 +282,33 @@ class PluginRoomTest {
         .getJsonArray("plugins").getJsonObject(0);
   }
 
+  /**
+   * A plugin that answers every card by itself and names no sender (refused: not an approver) is
+   * asked again a bounded number of times, told who may answer once and that it is not asked again
+   * once; the request still waits, and the web answers it (issue 28, point 4: 5,486 cards in 15 s).
+   */
+  @Test
+  void aPluginThatTapsEveryCardByItselfIsAskedAgainABoundedNumberOfTimes(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of("42"), "auto-tap=allow-once");
+    plugin.prompt("42", "42", "edit something");
+    JsonObject card = plugin.awaitType("card", 1);
+    String requestId = requestIdOf(card);
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("not asked again"), 1, "the last word on it");
+    assertEquals("pending", ledger(requestId).getString("state"), "refused taps answer nothing");
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
+        .put("optionId", "allow-once").put("surface", "web")));
+    plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the end state");
+    // Outputs reach the plugin in order, and a re-ask due after the end is not sent: what came is all.
+    assertEquals(1 + OutboxDelivery.MAX_REASKS, plugin.received(r -> "card".equals(r.getString("type"))).size(),
+        "the card and its bounded re-asks");
+    assertEquals(1, plugin.received(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Only 42")).size(), "told once who may answer");
+    assertEquals(1 + OutboxDelivery.MAX_REASKS, ledger(requestId).getJsonArray("events").stream()
+        .filter(e -> "rejected".equals(((JsonObject) e).getString("event"))).count(), "each refusal audited");
+    assertEquals("RUNNING", status().getString("state"));
+  }
+
   @Test
   void onlyApproversMayTapAndTheFirstAnswerWinsAcrossSurfaces(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());

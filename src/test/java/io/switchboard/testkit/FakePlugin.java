@@ -27,7 +27,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * prompt ends, its cards still open are answered {@code reject_once}; with {@code taps-after-prompt}
  * (0.6.x's Telegram plugin) a tap is read only once the chat's prompt has ended, and dropped if
  * its card was answered meanwhile; with {@code redeliver}, prompts a dead process had not finished
- * are sent again by the next one, with the same message ids (the platform's redelivery).
+ * are sent again by the next one, with the same message ids (the platform's redelivery). With
+ * {@code auto-tap=<optionId>} it answers every card at once with that option and no sender.
  */
 public final class FakePlugin extends StdioPeer {
   private final String dialect;
@@ -43,6 +44,8 @@ public final class FakePlugin extends StdioPeer {
   private final long renderDelayMs;
   private final boolean tapsAfterPrompt;
   private final boolean redeliver;
+  /** {@code auto-tap=<optionId>}: every card is answered at once with that option, saying no sender (a misbehaving plugin). */
+  private final String autoTap;
   /** vibearound: open cards by request id -> {chatId, options}. */
   private final Map<String, JsonObject> openCards = new ConcurrentHashMap<>();
   /** Chats whose prompt is in flight (taps wait while {@code taps-after-prompt}). */
@@ -56,6 +59,8 @@ public final class FakePlugin extends StdioPeer {
         .map(f -> Long.parseLong(f.substring("render-delay=".length()))).orElse(0L);
     this.tapsAfterPrompt = flags.contains("taps-after-prompt");
     this.redeliver = flags.contains("redeliver");
+    this.autoTap = flags.stream().filter(f -> f.startsWith("auto-tap=")).findFirst()
+        .map(f -> f.substring("auto-tap=".length())).orElse(null);
     this.rendering = !dialect.equals("vibearound");
   }
 
@@ -305,6 +310,11 @@ public final class FakePlugin extends StdioPeer {
       CompletableFuture<JsonObject> tap = cards.computeIfAbsent(key, k -> new CompletableFuture<>());
       if (dialect.equals("acp")) {
         ack(key);
+      }
+      if (autoTap != null) {
+        cards.remove(key, tap);
+        openCards.remove(key);
+        return new JsonObject().put("outcome", new JsonObject().put("outcome", "selected").put("optionId", autoTap));
       }
       JsonObject answer = tap.get();
       cards.remove(key, tap);
