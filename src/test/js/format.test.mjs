@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   reasonText, commandOf, shortPath, blockText, stopText, usageText, diffRows, keysHint, answeredBy, agentLabel,
-  commandsMatching, titleWithCount, exitText, isImage, isPreview, base64Bytes,
+  commandsMatching, titleWithCount, exitText, isImage, isPreview, base64Bytes, composerHint,
 } from '../../main/webroot/js/format.js';
 
 test('a reason is said in the gateway\'s words; one it does not know is read as words', () => {
@@ -78,4 +78,10 @@ test('only images and previews the page expects are drawn', () => {
   assert.equal(isPreview('data:image/jpeg;base64,AAAA'), true);
   assert.equal(isPreview('javascript:alert(1)'), false);
   assert.equal(base64Bytes('data:image/png;base64,AAAA'), 3);
+});
+
+test('the composer says what Enter does where it is true: on a touch keyboard it breaks the line', () => {
+  assert.match(composerHint(false), /Enter sends/);
+  assert.doesNotMatch(composerHint(true), /Enter sends/);
+  assert.match(composerHint(true), /tap Send/);
 });

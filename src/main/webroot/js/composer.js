@@ -6,7 +6,7 @@ import { store, dispatch } from './state.js';
 import { thread } from './store.js';
 import { views } from './views.js';
 import { isOpen, send } from './socket.js';
-import { base64Bytes, commandsMatching } from './format.js';
+import { base64Bytes, commandsMatching, composerHint } from './format.js';
 
 // Images: scaled down in the page when too large for a message (the gateway takes 700 KB an
 // image), each with a small preview the transcript keeps.
@@ -195,6 +195,9 @@ export function renderCommands() {
 $('input').addEventListener('input', renderCommands);
 
 const touch = window.matchMedia('(pointer: coarse)');
+const sayWhatEnterDoes = () => { $('input').placeholder = composerHint(touch.matches); };
+sayWhatEnterDoes();
+touch.addEventListener('change', sayWhatEnterDoes);
 $('input').addEventListener('keydown', (ev) => {
   if (ev.key === 'Tab' && !$('commands').hidden) {
     ev.preventDefault();

@@ -60,6 +60,11 @@ export function usageText(u) {
 
 export const titleWithCount = (total) => (total ? '(' + total + ') ' : '') + 'Switchboard';
 
+// What the composer's Enter does, said where it is true: a touch keyboard's Enter breaks the line
+// (a phone has no Shift to hold), so there Send sends.
+export const composerHint = (touch) => (touch
+  ? 'Message the agent (tap Send to send; Enter breaks the line)'
+  : 'Message the agent (Enter sends, Shift+Enter breaks the line)');
 export const keysHint = (n) => (n ? 'Keys: Alt+1' + (n > 1 ? '…Alt+' + n : '') + ', in this order' : '');
 
 // Who answered a question, as its card says it: "alice on telegram", "web".

@@ -756,4 +756,30 @@ class BrowserChatTest {
     assertTrue(overflow <= 0, "no sideways scrolling on a phone: " + overflow);
     screenshot("phone-done");
   }
+
+  /** The composer says what Enter does, as it is: it sends on a keyboard, breaks the line on a touch screen. */
+  @Test
+  void theComposerSaysWhatEnterDoesOnATouchScreenAndOnAKeyboard() throws Exception {
+    logIn();
+    startThread();
+    String desktop = browser.findElement(By.id("input")).getDomProperty("placeholder");
+    assertTrue(desktop.contains("Enter sends"), desktop);
+    browser.executeCdpCommand("Emulation.setTouchEmulationEnabled", java.util.Map.of("enabled", true,
+        "maxTouchPoints", 5));
+    try {
+      browser.manage().window().setSize(new Dimension(390, 844));
+      browser.navigate().refresh();
+      waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+      assertEquals(true, ((JavascriptExecutor) browser).executeScript(
+          "return matchMedia('(pointer: coarse)').matches"), "a touch screen, as the page sees it");
+      String phone = browser.findElement(By.id("input")).getDomProperty("placeholder");
+      assertFalse(phone.contains("Enter sends"), phone);
+      assertTrue(phone.contains("tap Send"), phone);
+      WebElement input = browser.findElement(By.id("input"));
+      assertTrue(inWindow(input), "the composer is on screen at 390x844");
+      screenshot("phone-placeholder");
+    } finally {
+      browser.executeCdpCommand("Emulation.setTouchEmulationEnabled", java.util.Map.of("enabled", false));
+    }
+  }
 }
