@@ -421,6 +421,36 @@ class PluginRoomTest {
     plugin.awaitType("prompt_result", 2);
   }
 
+  /**
+   * A vibearound group without cardsInGroups is told to answer in the web chat: the page that opens
+   * the thread must show that card, count it in the thread's badge, and answer it (issue 28, point 2).
+   */
+  @Test
+  void aGroupsCardThatPointsToTheWebChatShowsOnThePageAndIsAnsweredThere(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "vibearound", List.of());
+    plugin.act(new JsonObject().put("prompt", "edit something").put("chat", "group-9").put("sender", "42")
+        .put("scope", "group"));
+    plugin.await(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("answer it in the web chat"), 1, "the pointer");
+    String thread = threadOf("fake:group-9");
+    ChatClient web = ChatClient.open(vertx, gateway.port, gateway.token);
+    try {
+      JsonObject welcome = web.next("welcome");
+      assertEquals(1, welcome.getJsonArray("threads").stream().map(t -> (JsonObject) t)
+          .filter(t -> thread.equals(t.getString("threadId"))).findFirst().orElseThrow().getInteger("pending"),
+          "the thread list's badge counts the group's card");
+      web.send(new JsonObject().put("type", "attach").put("threadId", thread));
+      JsonObject card = web.next(f -> "permission_request".equals(f.getString("type")), "the group's card");
+      web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", "allow-once"));
+      JsonObject end = web.next(f -> "permission_resolved".equals(f.getString("type")), "its end");
+      assertEquals("selected", end.getJsonObject("outcome").getString("outcome"));
+      assertEquals("web", end.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"));
+    } finally {
+      web.close();
+    }
+  }
+
   @Test
   void vibearoundOutputsWaitUntilARestartedPluginCanShowThem(Vertx vertx) throws Exception {
     // Like the SDK: the renderer exists only once the platform answered, 1.5 s after initialize.

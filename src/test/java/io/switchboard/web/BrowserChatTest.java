@@ -757,6 +757,47 @@ class BrowserChatTest {
     screenshot("phone-done");
   }
 
+  /**
+   * A VibeAround plugin's group (no cardsInGroups) is told to answer in the web chat: the page shows
+   * that card — its thread's badge, the card on screen — and answers it, on a desktop and a phone
+   * (issue 28, point 2).
+   */
+  @Test
+  void aGroupsCardThatPointsToTheWebChatShowsThereAndIsAnsweredOnADesktopAndAPhone(Vertx vertx) throws Exception {
+    gateway.close();
+    io.switchboard.testkit.PluginControl plugin = new io.switchboard.testkit.PluginControl(dir.resolve("im"));
+    gateway = new GatewayHarness(vertx, dir.resolve("data-im"), List.of(),
+        List.of(plugin.spec("va", "vibearound", List.of())), io.switchboard.Gateway.Tuning.DEFAULT.plugins(),
+        AgentHarness.demo());
+    plugin.awaitType("initialized", 1);
+    logIn();
+    for (String chat : List.of("group-desktop", "group-phone")) {
+      if (chat.equals("group-phone")) {
+        browser.manage().window().setSize(new Dimension(390, 844));
+      }
+      plugin.act(new io.vertx.core.json.JsonObject().put("prompt", "edit something").put("chat", chat)
+          .put("sender", "42").put("scope", "group"));
+      plugin.await(r -> "_va/system_text".equals(r.getString("method")) && r.getJsonObject("params")
+          .getString("text").contains("answer it in the web chat"), chat.equals("group-phone") ? 2 : 1, "the pointer");
+      if (chat.equals("group-phone")) {
+        browser.findElement(By.id("menu")).click();
+      }
+      WebElement badge = waiting().until(d -> {
+        List<WebElement> b = d.findElements(By.cssSelector(".threads .pending"));
+        // On a phone the menu slides in: the badge counts once it is wholly on screen.
+        return b.isEmpty() || !b.get(0).isDisplayed() || !inWindow(b.get(0)) ? null : b.get(0);
+      });
+      assertEquals("1", badge.getText());
+      badge.click(); // opens the thread
+      WebElement card = awaitCard();
+      assertTrue(inWindow(card.findElement(By.cssSelector(".options button"))), "its buttons are on screen");
+      screenshot(chat);
+      click(card, "Allow once");
+      assertTrue(verdict().contains("answered by web"), "answered from the page");
+      waiting().until(d -> d.findElements(By.cssSelector(".threads .pending")).isEmpty());
+    }
+  }
+
   /** The composer says what Enter does, as it is: it sends on a keyboard, breaks the line on a touch screen. */
   @Test
   void theComposerSaysWhatEnterDoesOnATouchScreenAndOnAKeyboard() throws Exception {
