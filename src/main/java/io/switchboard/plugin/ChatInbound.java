@@ -86,6 +86,10 @@ final class ChatInbound {
     }
     String key = in.messageId() == null ? null : in.chatId() + "\u0000" + in.messageId();
     if (key != null && inboundInFlight.contains(key)) {
+      Route.Waiting taken = waitingFor(r, in.messageId());
+      if (taken != null && taken.generation != g.number) {
+        return join(g, r, taken, in);
+      }
       return duplicate(in); // a copy of a message waiting in the lane or being handled
     }
     if (text.startsWith("/")) {
@@ -106,13 +110,39 @@ final class ChatInbound {
       inboundInFlight.add(key);
     }
     Promise<Object> done = Promise.promise();
-    r.lane.add(new Route.Waiting(in, done, seen(in)));
+    r.lane.add(new Route.Waiting(in, done, seen(in), g.number));
     pump(r);
     return done.future().onComplete(x -> {
       if (key != null) {
         inboundInFlight.remove(key);
       }
     });
+  }
+
+  /** The chat's prompt (running or in the lane) of platform message {@code messageId}, or null. */
+  private static Route.Waiting waitingFor(Route r, String messageId) {
+    if (r.current != null && messageId.equals(r.current.inbound().messageId())) {
+      return r.current;
+    }
+    return r.lane.stream().filter(w -> messageId.equals(w.inbound().messageId())).findFirst().orElse(null);
+  }
+
+  /**
+   * The platform sent again a message whose prompt a process that died had taken (it never confirmed
+   * it there). The new process's prompt takes that one over: it is answered when that prompt's turn
+   * ends, and a turn already running shows its text so far in it, then streams on into it — the chat
+   * gets the turn's reply once, in the message the platform shows as waiting, and no output of the
+   * turn arrives after its prompt was answered.
+   */
+  private Future<Object> join(Generation g, Route r, Route.Waiting taken, Dialect.Inbound in) {
+    log.info("[{}] message {} of chat {} came again after its process died: its prompt goes on in this one", tag,
+        in.messageId(), in.chatId());
+    taken.generation = g.number;
+    if (taken == r.current) {
+      r.target = in.target(); // the turn's outputs now reply to the copy the new process holds
+      plugin.turns().joined(g, r);
+    }
+    return taken.done().future();
   }
 
   /**

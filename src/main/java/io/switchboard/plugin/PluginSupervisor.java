@@ -84,6 +84,11 @@ final class PluginSupervisor {
     return routes.values();
   }
 
+  /** The thread events' side: what the chats are streamed and the turns' final replies. */
+  TurnText turns() {
+    return turns;
+  }
+
   /** The generation running now, or null while none is. */
   Generation current() {
     return process.current();

@@ -51,9 +51,35 @@ final class Route {
 
   /**
    * A prompt in the lane; {@code done} answers the plugin's session/prompt; {@code seen}, whether the
-   * platform sent this message before (then it starts no turn).
+   * platform sent this message before (then it starts no turn); {@code generation}, the plugin
+   * process whose session/prompt waits on it (a later one takes it over when the platform sends the
+   * message again after that process died).
    */
-  record Waiting(Dialect.Inbound inbound, Promise<Object> done, io.vertx.core.Future<Boolean> seen) {}
+  static final class Waiting {
+    private final Dialect.Inbound inbound;
+    private final Promise<Object> done;
+    private final io.vertx.core.Future<Boolean> seen;
+    int generation;
+
+    Waiting(Dialect.Inbound inbound, Promise<Object> done, io.vertx.core.Future<Boolean> seen, int generation) {
+      this.inbound = inbound;
+      this.done = done;
+      this.seen = seen;
+      this.generation = generation;
+    }
+
+    Dialect.Inbound inbound() {
+      return inbound;
+    }
+
+    Promise<Object> done() {
+      return done;
+    }
+
+    io.vertx.core.Future<Boolean> seen() {
+      return seen;
+    }
+  }
 
   Route(String pluginId, String chatId) {
     this.pluginId = pluginId;

@@ -31,6 +31,27 @@ final class TurnText {
     this.maxReplyChars = maxReplyChars;
   }
 
+  /**
+   * Generation {@code g} took over the running prompt of chat {@code r} (the platform sent its message
+   * again after the process that had it died): it is shown the turn's text so far, and streams on.
+   * When {@code r} is the thread's only chat here, {@code g} then has the whole turn and skips the
+   * final reply, as a process that streamed it all does.
+   */
+  void joined(Generation g, Route r) {
+    StringBuilder text = r.threadId == null ? null : turnText.get(r.threadId);
+    if (text == null || !g.rendering) {
+      return; // no turn of its thread runs yet (it waits for its turn), or nothing can be shown now
+    }
+    if (text.length() > 0) {
+      g.send(plugin.dialect.stream(r, new JsonObject().put("sessionUpdate", "agent_message_chunk")
+          .put("content", new JsonObject().put("type", "text").put("text", text.toString()))));
+    }
+    boolean alone = plugin.routes().stream().filter(o -> r.threadId.equals(o.threadId)).count() == 1;
+    if (alone) {
+      turnGeneration.put(r.threadId, g.number);
+    }
+  }
+
   /** One event of a followed thread, in order ({@code {threadId, seq, event}}). */
   void threadEvent(JsonObject e) {
     String threadId = e.getString("threadId");
@@ -62,9 +83,20 @@ final class TurnText {
             }
           }
         }
-        if (gen != null && gen.rendering) {
-          attached.forEach(r -> gen.send(plugin.dialect.stream(r, update)));
-        } else {
+        boolean missed = gen == null || !gen.rendering;
+        if (!missed) {
+          for (Route r : attached) {
+            if (r.current != null && r.current.generation != gen.number) {
+              // The chat's prompt was taken by a process that died: this process has no message to
+              // stream it into (it would show as a stray one). Held in the turn's text, for the
+              // platform's redelivery of that prompt (joined) or the final reply.
+              missed = true;
+            } else {
+              gen.send(plugin.dialect.stream(r, update));
+            }
+          }
+        }
+        if (missed) {
           turnGeneration.put(threadId, -1); // a chunk nobody saw live: the final reply goes out whole
         }
       }

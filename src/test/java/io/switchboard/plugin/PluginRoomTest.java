@@ -137,6 +137,21 @@ class PluginRoomTest {
         .noneMatch(t -> t.getJsonObject("params").getString("text").contains("was answered")), plugin.summary());
   }
 
+  /** The agent's text in the thread's transcript (its message chunks, in order). */
+  private String agentText(String thread) {
+    StringBuilder text = new StringBuilder();
+    await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", thread)))
+        .body().getJsonArray("events").stream().map(e -> ((JsonObject) e).getJsonObject("event"))
+        .filter(e -> "acp".equals(e.getString("kind"))).map(e -> e.getJsonObject("update"))
+        .filter(u -> "agent_message_chunk".equals(u.getString("sessionUpdate")))
+        .forEach(u -> {
+          if (u.getJsonObject("content", new JsonObject()).getValue("text") instanceof String t) {
+            text.append(t);
+          }
+        });
+    return text.toString();
+  }
+
   private long userMessages(String thread, String text) {
     return await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
         .put("threadId", thread))).body().getJsonArray("events").stream().map(e -> ((JsonObject) e).getJsonObject("event"))
@@ -488,21 +503,49 @@ class PluginRoomTest {
     plugin.prompt("77", "77", "hello once", "tg-1");
     plugin.awaitType("card", 1);
     ProcessHandle.of(plugin.awaitType("started", 1).getLong("pid")).orElseThrow().destroyForcibly();
-    // The next process gets the message again from the platform (it was never confirmed).
+    // The next process gets the message again from the platform (it was never confirmed): its
+    // prompt takes over the running turn, and is answered when that turn ends (issue 28, point 3).
     plugin.awaitType("redelivered", 1);
-    JsonObject answered = plugin.awaitType("prompt_result", 1);
-    assertEquals("end_turn", answered.getJsonObject("response").getJsonObject("result").getString("stopReason"));
-    // The first turn's card, sent again to the new process (and again if the SDK rejected it at the
-    // redelivered prompt's end), is tapped there and the turn ends once.
+    // The first turn's card, sent again to the new process (and again if the SDK rejected it when
+    // the redelivered prompt was sent), is tapped there and the turn ends once.
     plugin.awaitType("card", 2);
     Thread.sleep(500);
+    assertEquals(List.of(), plugin.received(r -> "prompt_result".equals(r.getString("type"))),
+        "the redelivered prompt waits for the turn it joined");
     List<JsonObject> cards = plugin.received(r -> "card".equals(r.getString("type")));
     plugin.tap(cards.get(cards.size() - 1).getString("key"), "allow-once", null);
+    JsonObject answered = plugin.awaitType("prompt_result", 1);
+    assertEquals("end_turn", answered.getJsonObject("response").getJsonObject("result").getString("stopReason"));
     waitFor(() -> userMessages(threadOf("fake:77"), "hello once") == 1
         && await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject()
             .put("threadId", threadOf("fake:77")))).body().getBoolean("busy") == Boolean.FALSE, "the one turn to end");
     assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).stream().map(r -> r.getString("key"))
         .distinct().count(), "only the first turn's card, never one of a second turn");
+    // What the new process showed of the turn: its text so far, then the rest, all in the message
+    // the prompt holds — no update after the prompt's answer, and the reply once (no final text).
+    List<JsonObject> all = plugin.received();
+    int started = all.indexOf(plugin.awaitType("started", 2));
+    int promptAnswered = all.indexOf(answered);
+    List<JsonObject> after = all.subList(started, all.size());
+    List<Integer> replies = new java.util.ArrayList<>();
+    StringBuilder shown = new StringBuilder();
+    for (int i = started; i < all.size(); i++) {
+      JsonObject r = all.get(i);
+      if ("_va/thread_reply".equals(r.getString("method"))) {
+        replies.add(i);
+        Object text = r.getJsonObject("params").getJsonObject("reply").getJsonObject("payload")
+            .getJsonObject("notification").getJsonObject("update").getValue("content");
+        if (text instanceof JsonObject c && c.getValue("text") instanceof String t) {
+          shown.append(t);
+        }
+      }
+    }
+    assertTrue(!replies.isEmpty() && replies.stream().allMatch(i -> i < promptAnswered),
+        "every update before the prompt's answer: " + replies + " < " + promptAnswered);
+    String turnText = agentText(threadOf("fake:77"));
+    assertEquals(turnText, shown.toString(), "the new process showed the whole turn's text, once");
+    assertTrue(after.stream().noneMatch(r -> "_va/system_text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains(turnText)), "no final text repeats the reply");
     // A chat's prompts run in order: a second turn of the redelivered message, had one been
     // queued, would come before a later prompt's.
     plugin.prompt("77", "77", "and then", "tg-2");
