@@ -23,6 +23,8 @@ final class TurnText {
   private final Map<String, StringBuilder> turnText = new HashMap<>();
   /** threadId -> the generation that was current when its turn started. */
   private final Map<String, Integer> turnGeneration = new HashMap<>();
+  /** threadId -> the generation whose chats were told of its session this turn (at its first live output). */
+  private final Map<String, Integer> sessionTold = new HashMap<>();
 
   TurnText(PluginSupervisor plugin, ChatInbound inbound, OutboxDelivery outbox, int maxReplyChars) {
     this.plugin = plugin;
@@ -47,6 +49,7 @@ final class TurnText {
         // The process that gets the whole turn live may skip its durable final reply; none does if
         // no process can show output now (below: or misses a chunk later).
         turnGeneration.put(threadId, gen != null && gen.rendering ? gen.number : -1);
+        sessionTold.remove(threadId); // its agent may have started anew since
       }
       case "acp" -> {
         JsonObject update = event.getJsonObject("update");
@@ -63,15 +66,22 @@ final class TurnText {
           }
         }
         if (gen != null && gen.rendering) {
-          attached.forEach(r -> gen.send(plugin.dialect.stream(r, update)));
+          if (!Integer.valueOf(gen.number).equals(sessionTold.put(threadId, gen.number))) {
+            inbound.sessionLive(gen, threadId, attached); // the agent answers: its session exists
+          }
+          attached.forEach(r -> gen.stream(r.chatId, plugin.dialect.stream(r, update)));
         } else {
           turnGeneration.put(threadId, -1); // a chunk nobody saw live: the final reply goes out whole
         }
       }
       case "system" -> attached.forEach(r -> outbox.enqueueText(r, "system", event.getString("text")));
-      case "agent_exited" -> attached.forEach(r -> outbox.enqueueText(r, "system",
-          "The agent exited" + (event.getValue("code") == null ? "" : " with code " + event.getValue("code"))
-              + ". Your next message starts it again."));
+      case "agent_exited" -> {
+        attached.forEach(r -> outbox.enqueueText(r, "system", "The agent exited"
+            + (event.getValue("code") == null ? "" : " with code " + event.getValue("code"))
+            + ". Your next message starts it again."));
+        inbound.agentExited(threadId);
+        sessionTold.remove(threadId);
+      }
       default -> { }
     }
     if ("turn_ended".equals(kind) || "agent_exited".equals(kind)) {
