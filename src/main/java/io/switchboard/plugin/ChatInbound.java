@@ -6,8 +6,11 @@ import io.switchboard.jsonrpc.JsonRpcError;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 
@@ -31,6 +34,8 @@ final class ChatInbound {
   private long duplicates;
   /** Chat messages (chatId NUL messageId) in the lane or being checked: a copy arriving meanwhile is a duplicate. */
   private final Set<String> inboundInFlight = new HashSet<>();
+  /** threadId -> the ACP session id this plugin last saw it in (a null value: none yet); absent: not known. */
+  private final Map<String, String> sessionSeen = new HashMap<>();
 
   ChatInbound(PluginSupervisor plugin, OutboxDelivery outbox) {
     this.plugin = plugin;
@@ -307,8 +312,8 @@ final class ChatInbound {
 
   private Future<String> ensureThread(Route r, Dialect.Inbound in) {
     if (r.threadId != null) {
-      tellSession(plugin.current(), r, true);
-      return Future.succeededFuture(r.threadId);
+      String threadId = r.threadId;
+      return noteSession(threadId).map(threadId);
     }
     JsonObject create = new JsonObject().put("surface", r.surface()).put("startedBy", in.senderId());
     if (spec.agent() != null) {
@@ -317,31 +322,82 @@ final class ChatInbound {
     return room.ask(Addresses.THREAD_CREATE, create).map(m -> {
       r.threadId = m.getString("threadId");
       r.startedBy = in.senderId();
+      sessionSeen.put(r.threadId, null); // its first session will be a new one
       room.follow(r.threadId);
-      tellSession(plugin.current(), r, false);
       return r.threadId;
     });
   }
 
+  // ---- the session a chat is in (_va/session_info) ----
+
   /**
-   * {@code _va/session_info} for a chat, once per process and thread, when the chat prompts (the SDK
-   * shows it as a card, so a restart does not post it to every chat; it keeps the workspace path, from
-   * which it sends the files an agent names).
+   * The session a thread had before this plugin's chats prompt it (once per thread and gateway
+   * run): a session its agent opens later is resumed if it is that one, new otherwise.
    */
-  private void tellSession(Generation g, Route r, boolean resumed) {
-    String threadId = r.threadId;
-    if (g == null || !g.rendering || threadId == null || threadId.equals(g.toldSession.get(r.chatId))
-        || dialect.sessionInfo(r, new JsonObject(), "", resumed) == null) {
+  private Future<Void> noteSession(String threadId) {
+    if (!dialect.tellsSession() || sessionSeen.containsKey(threadId)) {
+      return Future.succeededFuture();
+    }
+    return room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
+        .onSuccess(t -> sessionSeen.putIfAbsent(threadId, t.getString("acpSessionId")))
+        .<Void>mapEmpty()
+        .otherwiseEmpty(); // not known: the session will count as resumed
+  }
+
+  /**
+   * The thread's agent is answering (a turn's first live output): its session exists, and the thread
+   * room has its id. Each attached chat that {@code g} was not told of that session yet is told now,
+   * complete ({@code _va/session_info}: the SDK drops it if a field is missing); the chat's live output
+   * waits meanwhile, so the info comes first (the SDK sends a file the agent links only from the
+   * workspace it names). Told again after a {@code /new}, a new process, or an agent that crashed.
+   */
+  void sessionLive(Generation g, String threadId, List<Route> attached) {
+    if (!dialect.tellsSession()) {
       return;
     }
-    g.toldSession.put(r.chatId, threadId);
-    room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onSuccess(thread -> {
-      String agentName = plugin.settings.agents().stream().filter(a -> a.id().equals(thread.getString("agent")))
-          .map(a -> a.name()).findFirst().orElse(thread.getString("agent"));
-      if (plugin.current() == g) {
-        g.send(dialect.sessionInfo(r, thread, agentName, resumed));
+    attached.forEach(r -> g.hold(r.chatId));
+    room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId)).onComplete(got -> {
+      Dialect.Session s = got.succeeded() ? session(got.result()) : null;
+      if (s == null) {
+        log.warn("[{}] thread {}: its session is not known ({}); its chats are not told of it", tag, threadId,
+            got.succeeded() ? "no session id yet" : got.cause().getMessage());
       }
-    }).onFailure(err -> g.toldSession.remove(r.chatId, threadId)); // told next time
+      for (Route r : attached) {
+        String told = s == null ? null : s.threadId() + "\u0000" + s.sessionId();
+        boolean tell = told != null && threadId.equals(r.threadId) && !told.equals(g.toldSession.get(r.chatId));
+        if (tell) {
+          g.toldSession.put(r.chatId, told);
+        }
+        g.release(r.chatId, tell ? dialect.sessionInfo(r, s) : null);
+      }
+    });
+  }
+
+  /** The thread's agent exited on its own: the session it resumes next is told again. */
+  void agentExited(String threadId) {
+    Generation g = plugin.current();
+    if (g != null) {
+      g.toldSession.values().removeIf(told -> told.startsWith(threadId + "\u0000"));
+    }
+  }
+
+  /** The session a thread is in, as {@code sb.thread.get} says; null while it has none. */
+  private Dialect.Session session(JsonObject thread) {
+    String threadId = thread.getString("threadId");
+    String sessionId = thread.getString("acpSessionId");
+    String agentId = thread.getString("agent");
+    String workspace = thread.getString("workspace");
+    if (threadId == null || sessionId == null || agentId == null || workspace == null) {
+      return null;
+    }
+    boolean known = sessionSeen.containsKey(threadId);
+    String before = sessionSeen.put(threadId, sessionId);
+    String agentName = plugin.settings.agents().stream().filter(a -> a.id().equals(agentId) && a.name() != null)
+        .map(a -> a.name()).findFirst().orElse(agentId);
+    // The plugin resolves the path itself, from its own folder: it must be absolute. A thread's
+    // workspace is its own folder, named by the thread.
+    return new Dialect.Session(threadId, Path.of(workspace).toAbsolutePath().normalize().toString(), threadId,
+        sessionId, !known || sessionId.equals(before), agentId, agentName);
   }
 
   /**
@@ -355,6 +411,12 @@ final class ChatInbound {
     }
     List<Route.TurnEnd> ours = r.turnEnds.stream().filter(t -> t.seq() > r.promptSeq).toList();
     if (ours.size() < r.turnsToWait) {
+      return;
+    }
+    Generation g = plugin.current();
+    Future<Void> flushed = g == null ? Future.succeededFuture() : g.flushed(r.chatId);
+    if (!flushed.isComplete()) {
+      flushed.onComplete(x -> turnEnded(r)); // the turn's output held behind the session info goes first
       return;
     }
     String stopReason = ours.get(r.turnsToWait - 1).stopReason();

@@ -22,6 +22,14 @@ interface Dialect {
   /** One JSON-RPC message to send: a method and its params. */
   record Out(String method, JsonObject params) {}
 
+  /**
+   * The agent session a chat is in, every field known: its thread's workspace (id and absolute
+   * path), the thread, the agent's ACP session id, whether that session is one the thread had
+   * before ({@code resumed}) or a new one, and the agent.
+   */
+  record Session(String workspaceId, String workspacePath, String threadId, String sessionId, boolean resumed,
+                 String agentId, String agentName) {}
+
   String envStateDir();
 
   JsonObject initializeResult(PluginSpec spec, Path stateDir, String version);
@@ -41,11 +49,11 @@ interface Dialect {
 
   Out text(Route route, String outputId, String kind, String text);
 
-  /**
-   * What the chat is told of the thread it is attached to (the agent, the workspace), or null when
-   * the dialect has no such message. Live only.
-   */
-  Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed);
+  /** Whether the chat is told of the agent session it is in ({@link #sessionInfo}). */
+  boolean tellsSession();
+
+  /** What the chat is told of the agent session it is in, or null when the dialect has no such message. Live only. */
+  Out sessionInfo(Route route, Session session);
 
   /** Who answered a card, from the response, or null when the dialect does not say. */
   String tapper(JsonObject response);
@@ -152,7 +160,12 @@ interface Dialect {
     }
 
     @Override
-    public Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed) {
+    public boolean tellsSession() {
+      return false;
+    }
+
+    @Override
+    public Out sessionInfo(Route route, Session session) {
       return null;
     }
 
@@ -276,15 +289,21 @@ interface Dialect {
           .put("text", text));
     }
 
-    /** {@code _va/session_info}: the SDK keeps the workspace path per chat (it sends files only from there). */
     @Override
-    public Out sessionInfo(Route route, JsonObject thread, String agentName, boolean resumed) {
+    public boolean tellsSession() {
+      return true;
+    }
+
+    /**
+     * {@code _va/session_info}: the SDK keeps the workspace path per chat and sends the files an agent
+     * links only from there. It drops the whole message unless every field is a string.
+     */
+    @Override
+    public Out sessionInfo(Route route, Session s) {
       return new Out("_va/session_info", new JsonObject().put("target", target(route, false))
-          .put("info", new JsonObject().put("workspaceId", thread.getString("threadId"))
-              .put("workspacePath", thread.getString("workspace")).put("threadId", thread.getString("threadId"))
-              .put("sessionId", thread.getString("acpSessionId", thread.getString("threadId")))
-              .put("start", resumed ? "resumed" : "new")
-              .put("agent", new JsonObject().put("id", thread.getString("agent")).put("name", agentName))));
+          .put("info", new JsonObject().put("workspaceId", s.workspaceId()).put("workspacePath", s.workspacePath())
+              .put("threadId", s.threadId()).put("sessionId", s.sessionId()).put("start", s.resumed() ? "resumed" : "new")
+              .put("agent", new JsonObject().put("id", s.agentId()).put("name", s.agentName()))));
     }
 
     @Override

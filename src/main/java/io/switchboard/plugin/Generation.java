@@ -4,8 +4,10 @@ import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -31,8 +33,13 @@ final class Generation {
   /** Outputs written to this generation and not yet acknowledged. */
   final Set<String> sent = new HashSet<>();
   final Map<String, Promise<Void>> ackWaiters = new HashMap<>();
-  /** chatId -> the thread this process was told the chat is in (_va/session_info). */
+  /** chatId -> the agent session this process was told the chat is in (_va/session_info): thread NUL session. */
   final Map<String, String> toldSession = new HashMap<>();
+  /** chatId -> live output held while the chat's session info is looked up: it follows that info, in order. */
+  private final Map<String, Held> held = new HashMap<>();
+
+  /** Live output waiting for a chat's session info, and whoever waits for it to be written. */
+  private record Held(List<Dialect.Out> outs, Promise<Void> written) {}
 
   Generation(int number) {
     this.number = number;
@@ -41,6 +48,39 @@ final class Generation {
   /** Writes a notification to this process. */
   Future<Void> send(Dialect.Out out) {
     return peer.notify(out.method(), out.params());
+  }
+
+  /** Writes a chat's live output, or holds it behind the chat's session info ({@link #hold}). */
+  void stream(String chatId, Dialect.Out out) {
+    Held h = held.get(chatId);
+    if (h != null) {
+      h.outs().add(out);
+    } else {
+      send(out);
+    }
+  }
+
+  /** The chat's live output waits from now on until {@link #release}. */
+  void hold(String chatId) {
+    held.computeIfAbsent(chatId, c -> new Held(new ArrayList<>(), Promise.promise()));
+  }
+
+  /** Writes {@code first} (when not null), then the chat's held output. */
+  void release(String chatId, Dialect.Out first) {
+    Held h = held.remove(chatId);
+    if (first != null) {
+      send(first);
+    }
+    if (h != null) {
+      h.outs().forEach(this::send);
+      h.written().complete();
+    }
+  }
+
+  /** Completes once the chat's held live output is written (at once when none is held). */
+  Future<Void> flushed(String chatId) {
+    Held h = held.get(chatId);
+    return h == null ? Future.succeededFuture() : h.written().future();
   }
 
   /** Writes a request to this process; the future is its answer. */

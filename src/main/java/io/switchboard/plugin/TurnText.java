@@ -23,6 +23,8 @@ final class TurnText {
   private final Map<String, StringBuilder> turnText = new HashMap<>();
   /** threadId -> the generation that was current when its turn started. */
   private final Map<String, Integer> turnGeneration = new HashMap<>();
+  /** threadId -> the generation whose chats were told of its session this turn (at its first live output). */
+  private final Map<String, Integer> sessionTold = new HashMap<>();
 
   TurnText(PluginSupervisor plugin, ChatInbound inbound, OutboxDelivery outbox, int maxReplyChars) {
     this.plugin = plugin;
@@ -42,13 +44,21 @@ final class TurnText {
     if (text == null || !g.rendering) {
       return; // no turn of its thread runs yet (it waits for its turn), or nothing can be shown now
     }
+    List<Route> attached = plugin.routes().stream().filter(o -> r.threadId.equals(o.threadId)).toList();
+    sessionLive(g, r.threadId, attached); // before the text, as for any live output
     if (text.length() > 0) {
-      g.send(plugin.dialect.stream(r, new JsonObject().put("sessionUpdate", "agent_message_chunk")
+      g.stream(r.chatId, plugin.dialect.stream(r, new JsonObject().put("sessionUpdate", "agent_message_chunk")
           .put("content", new JsonObject().put("type", "text").put("text", text.toString()))));
     }
-    boolean alone = plugin.routes().stream().filter(o -> r.threadId.equals(o.threadId)).count() == 1;
-    if (alone) {
+    if (attached.size() == 1) {
       turnGeneration.put(r.threadId, g.number);
+    }
+  }
+
+  /** The chats of a thread are told its session once per process and turn, before its first live output. */
+  private void sessionLive(Generation gen, String threadId, List<Route> attached) {
+    if (!Integer.valueOf(gen.number).equals(sessionTold.put(threadId, gen.number))) {
+      inbound.sessionLive(gen, threadId, attached);
     }
   }
 
@@ -68,6 +78,7 @@ final class TurnText {
         // The process that gets the whole turn live may skip its durable final reply; none does if
         // no process can show output now (below: or misses a chunk later).
         turnGeneration.put(threadId, gen != null && gen.rendering ? gen.number : -1);
+        sessionTold.remove(threadId); // its agent may have started anew since
       }
       case "acp" -> {
         JsonObject update = event.getJsonObject("update");
@@ -85,6 +96,7 @@ final class TurnText {
         }
         boolean missed = gen == null || !gen.rendering;
         if (!missed) {
+          sessionLive(gen, threadId, attached); // the agent answers: its session exists
           for (Route r : attached) {
             if (r.current != null && r.current.generation != gen.number) {
               // The chat's prompt was taken by a process that died: this process has no message to
@@ -92,7 +104,7 @@ final class TurnText {
               // platform's redelivery of that prompt (joined) or the final reply.
               missed = true;
             } else {
-              gen.send(plugin.dialect.stream(r, update));
+              gen.stream(r.chatId, plugin.dialect.stream(r, update));
             }
           }
         }
@@ -101,9 +113,13 @@ final class TurnText {
         }
       }
       case "system" -> attached.forEach(r -> outbox.enqueueText(r, "system", event.getString("text")));
-      case "agent_exited" -> attached.forEach(r -> outbox.enqueueText(r, "system",
-          "The agent exited" + (event.getValue("code") == null ? "" : " with code " + event.getValue("code"))
-              + ". Your next message starts it again."));
+      case "agent_exited" -> {
+        attached.forEach(r -> outbox.enqueueText(r, "system", "The agent exited"
+            + (event.getValue("code") == null ? "" : " with code " + event.getValue("code"))
+            + ". Your next message starts it again."));
+        inbound.agentExited(threadId);
+        sessionTold.remove(threadId);
+      }
       default -> { }
     }
     if ("turn_ended".equals(kind) || "agent_exited".equals(kind)) {

@@ -152,6 +152,69 @@ class PluginRoomTest {
     return text.toString();
   }
 
+  @Test
+  void vibearoundSessionInfoIsWhatTheSdkTakesAndAFileTheAgentLinksArrivesAsADocument(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(),
+        List.of(plugin.spec("fake", "vibearound", List.of())), FAST, AgentHarness.javaMain("linker", LinkingAgent.class));
+    plugin.awaitType("initialized", 1);
+    // A new thread: the chat is told once its agent's session exists, before the turn's output.
+    plugin.prompt("77", "77", "first");
+    JsonObject first = sessionInfo(plugin, 1);
+    String t1 = threadOf("fake:77");
+    assertEquals("new", first.getString("start"));
+    assertEquals(t1, first.getString("threadId"));
+    assertEquals(sessionOf(t1), first.getString("sessionId"));
+    assertEquals(gateway.workspace(t1).toAbsolutePath().toString(), first.getString("workspacePath"));
+    assertEquals(new JsonObject().put("id", "linker").put("name", "linker"), first.getJsonObject("agent"));
+    // The report the agent wrote and linked arrives as a document, not "active workspace is unavailable".
+    assertEquals(gateway.workspace(t1).resolve("report.txt").toRealPath().toString(),
+        plugin.awaitType("document", 1).getString("path"));
+    List<JsonObject> all = plugin.received();
+    assertTrue(all.indexOf(plugin.await(PluginControl.method("_va/session_info"), 1, "")) < all.indexOf(
+        plugin.await(PluginControl.method("_va/thread_reply"), 1, "")), "the info before the turn's output");
+    plugin.awaitType("prompt_result", 1);
+    // Its agent crashes; the next prompt resumes the same session, and the chat is told so.
+    plugin.prompt("77", "77", "crash");
+    plugin.awaitType("prompt_result", 2);
+    plugin.prompt("77", "77", "second");
+    JsonObject second = sessionInfo(plugin, 2);
+    assertEquals("resumed", second.getString("start"));
+    assertEquals(first.getString("sessionId"), second.getString("sessionId"));
+    plugin.awaitType("document", 2);
+    plugin.awaitType("prompt_result", 3);
+    // /new: a new thread, a new session, a new workspace.
+    plugin.prompt("77", "77", "/new");
+    plugin.awaitType("prompt_result", 4);
+    plugin.prompt("77", "77", "third");
+    JsonObject third = sessionInfo(plugin, 3);
+    String t2 = threadOf("fake:77");
+    assertNotEquals(t1, t2);
+    assertEquals("new", third.getString("start"));
+    assertEquals(t2, third.getString("threadId"));
+    assertEquals(sessionOf(t2), third.getString("sessionId"));
+    assertEquals(gateway.workspace(t2).resolve("report.txt").toRealPath().toString(),
+        plugin.awaitType("document", 3).getString("path"));
+    plugin.awaitType("prompt_result", 5);
+    assertEquals(3, plugin.received(PluginControl.method("_va/session_info")).size(), plugin.summary());
+    assertEquals(List.of(), plugin.received(r -> "invalid".equals(r.getString("type"))), "what the SDK dropped");
+    assertEquals(List.of(), plugin.received(r -> "error".equals(r.getString("type"))), "errors shown in the chat");
+  }
+
+  /** The n-th {@code _va/session_info} the plugin got, held against the SDK's own rules; its info. */
+  private static JsonObject sessionInfo(PluginControl plugin, int n) {
+    JsonObject params = plugin.await(PluginControl.method("_va/session_info"), n, n + " x the session info")
+        .getJsonObject("params");
+    assertEquals(null, io.switchboard.testkit.FakePlugin.sdkDrops(params), params.encode());
+    return params.getJsonObject("info");
+  }
+
+  private String sessionOf(String thread) {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", thread)))
+        .body().getString("acpSessionId");
+  }
+
   private long userMessages(String thread, String text) {
     return await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
         .put("threadId", thread))).body().getJsonArray("events").stream().map(e -> ((JsonObject) e).getJsonObject("event"))

@@ -28,7 +28,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * (0.6.x's Telegram plugin) a tap is read only once the chat's prompt has ended, and dropped if
  * its card was answered meanwhile; with {@code redeliver}, prompts a dead process had not finished
  * are sent again by the next one, with the same message ids (the platform's redelivery). With
- * {@code auto-tap=<optionId>} it answers every card at once with that option and no sender.
+ * {@code auto-tap=<optionId>} it answers every card at once with that option and no sender. It
+ * takes {@code _va/session_info} only if the SDK would ({@link #sdkDrops}, else recorded as
+ * {@code invalid}), keeps each chat's workspace from it, and sends a file an agent links
+ * ({@code resource_link}) as the SDK does: recorded as a {@code document} if it is inside that
+ * workspace, else as the {@code text} or {@code error} the chat would show.
  */
 public final class FakePlugin extends StdioPeer {
   private final String dialect;
@@ -50,6 +54,8 @@ public final class FakePlugin extends StdioPeer {
   private final Map<String, JsonObject> openCards = new ConcurrentHashMap<>();
   /** Chats whose prompt is in flight (taps wait while {@code taps-after-prompt}). */
   private final Map<String, Integer> prompting = new ConcurrentHashMap<>();
+  /** vibearound: each route's workspace path from its last _va/session_info (the SDK's channelRouteKey). */
+  private final Map<List<Object>, String> workspaces = new ConcurrentHashMap<>();
 
   private FakePlugin(String dialect, Path control, List<String> flags) {
     this.dialect = dialect;
@@ -335,9 +341,108 @@ public final class FakePlugin extends StdioPeer {
     if (!rendering && method.startsWith("_va/")) {
       return; // recorded as dropped when it arrived
     }
+    if (method.equals("_va/session_info")) {
+      String drops = sdkDrops(params);
+      if (drops != null) { // the SDK logs "invalid va/session_info notification"
+        record(new JsonObject().put("type", "invalid").put("why", drops).put("params", params));
+        return;
+      }
+      workspaces.put(routeKey(params.getJsonObject("target")),
+          params.getJsonObject("info").getString("workspacePath"));
+    }
     record(new JsonObject().put("type", "notification").put("method", method).put("params", params));
+    if (method.equals("_va/thread_reply")) {
+      Object content = params.getJsonObject("reply").getJsonObject("payload").getJsonObject("notification")
+          .getJsonObject("update").getValue("content"); // a tool call's is an array
+      if (content instanceof JsonObject link && "resource_link".equals(link.getString("type"))) {
+        sendLinkedFile(params.getJsonObject("target"), link);
+      }
+    }
     if (dialect.equals("acp") && params.getValue("outputId") instanceof String id) {
       ack(id);
+    }
+  }
+
+  /**
+   * Why VibeAround's channel SDK drops a {@code _va/session_info} notification, or null when it takes
+   * it. Its rules as read in jazzenchen/va-plugin-channel-sdk 0.6.8, {@code src/plugin.ts}: the
+   * notification needs a target ({@code parseChannelTarget}) and an info
+   * ({@code parseChannelSessionInfo}), else it logs "invalid va/session_info notification".
+   * <ul>
+   * <li>{@code target} is an object (not an array); {@code channelInstanceId}, {@code actorId},
+   *     {@code chatId} are non-empty strings; {@code topicId} and {@code replyTo}, when present
+   *     (null counts as present), are non-empty strings;
+   * <li>{@code info} is an object and {@code info.agent} an object (neither an array);
+   * <li>{@code workspaceId}, {@code workspacePath}, {@code threadId}, {@code sessionId} are strings
+   *     (any: {@code typeof === "string"});
+   * <li>{@code start} is {@code "new"} or {@code "resumed"};
+   * <li>{@code agent.id} and {@code agent.name} are strings ({@code version} and {@code profileId}
+   *     are optional and ignored when not strings).
+   * </ul>
+   */
+  public static String sdkDrops(JsonObject params) {
+    if (!(params.getValue("target") instanceof JsonObject target)) {
+      return "target is not an object";
+    }
+    for (String field : List.of("channelInstanceId", "actorId", "chatId")) {
+      if (!(target.getValue(field) instanceof String v) || v.isEmpty()) {
+        return "target." + field + " is not a non-empty string";
+      }
+    }
+    for (String field : List.of("topicId", "replyTo")) {
+      if (target.containsKey(field) && !(target.getValue(field) instanceof String v && !v.isEmpty())) {
+        return "target." + field + " is present and not a non-empty string";
+      }
+    }
+    if (!(params.getValue("info") instanceof JsonObject info)) {
+      return "info is not an object";
+    }
+    if (!(info.getValue("agent") instanceof JsonObject agent)) {
+      return "info.agent is not an object";
+    }
+    for (String field : List.of("workspaceId", "workspacePath", "threadId", "sessionId")) {
+      if (!(info.getValue(field) instanceof String)) {
+        return "info." + field + " is not a string: " + info.getValue(field);
+      }
+    }
+    if (!"new".equals(info.getValue("start")) && !"resumed".equals(info.getValue("start"))) {
+      return "info.start is neither \"new\" nor \"resumed\": " + info.getValue("start");
+    }
+    for (String field : List.of("id", "name")) {
+      if (!(agent.getValue(field) instanceof String)) {
+        return "info.agent." + field + " is not a string: " + agent.getValue(field);
+      }
+    }
+    return null;
+  }
+
+  /** The SDK's key of a route: a reply's target without its replyTo. */
+  private static List<Object> routeKey(JsonObject target) {
+    return java.util.Arrays.asList(target.getString("channelInstanceId"), target.getString("actorId"),
+        target.getString("chatId"), target.getString("topicId"));
+  }
+
+  /** What the SDK's renderer does with a {@code resource_link} the agent sent (deliverResourceLink). */
+  private void sendLinkedFile(JsonObject target, JsonObject link) {
+    String uri = link.getString("uri", "");
+    String name = link.getString("name", uri.substring(uri.lastIndexOf('/') + 1));
+    JsonObject shown = new JsonObject().put("chat", target.getString("chatId")).put("name", name);
+    try {
+      Path file = Path.of(java.net.URI.create(uri));
+      String workspace = workspaces.get(routeKey(target));
+      if (workspace == null) {
+        record(shown.put("type", "error").put("text", "\u274c Error: cannot send " + name
+            + ": active workspace is unavailable"));
+      } else if (!file.toRealPath().startsWith(Path.of(workspace).toRealPath())) {
+        record(shown.put("type", "text").put("text", "\u26a0\ufe0f " + name
+            + " was not sent because it is outside the active workspace."));
+      } else if (!Files.isRegularFile(file.toRealPath())) {
+        record(shown.put("type", "error").put("text", "\u274c Error: cannot send " + name + ": resource is not a file"));
+      } else {
+        record(shown.put("type", "document").put("path", file.toRealPath().toString()));
+      }
+    } catch (IOException | RuntimeException e) { // not a file: URI, or no such file
+      record(shown.put("type", "error").put("text", "\u274c Error: " + e));
     }
   }
 
