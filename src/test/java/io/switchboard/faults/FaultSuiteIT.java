@@ -37,7 +37,9 @@ import org.junit.jupiter.api.Test;
  * in the acp dialect, one in the vibearound dialect. At seeded random points the agents, the
  * plugins or the gateway itself are SIGKILLed (the gateway is then started again), the acp plugin
  * dies before acknowledging, the vibearound plugin dies after reading outputs but before answering
- * the read receipt that confirms them, sockets are cut and readers stall. After each run the
+ * the read receipt that confirms them (its platform then sends again the messages it had taken), a
+ * third plugin answers every card by itself naming no one, sockets are cut and readers stall.
+ * After each run the
  * ledger, what every surface received and the processes left are checked (docs/reliability.md).
  * Seeds are printed; {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many
  * (default 4 in CI).
@@ -47,6 +49,8 @@ class FaultSuiteIT {
   static final List<String> BAD_MODES = List.of("ask-exit", "foreign-session", "fork-exit");
   /** Plugin deaths we cause per gateway process and plugin: more would trip its circuit breaker. */
   static final int DEATHS_PER_PLUGIN = 2;
+  /** How many times the gateway asks a refused card again (OutboxDelivery.MAX_REASKS, package-private there). */
+  static final int REASKS = 3;
 
   Vertx vertx;
   Path dir;
@@ -56,6 +60,10 @@ class FaultSuiteIT {
   ChatClient web;
   PluginControl im;
   PluginControl va;
+  /** An acp plugin that answers every card itself, naming no one (refused: not an approver). */
+  PluginControl auto;
+  /** Gateway processes started in this run (each one's re-asks are bounded afresh). */
+  int gatewayStarts;
   final Map<String, String> threads = new HashMap<>();
   final List<JsonObject> webFrames = new ArrayList<>();
   final List<String> log = new ArrayList<>();
@@ -108,11 +116,14 @@ class FaultSuiteIT {
     deaths.clear();
     im = new PluginControl(dir.resolve("im"));
     va = new PluginControl(dir.resolve("va"));
+    auto = new PluginControl(dir.resolve("auto"));
+    gatewayStarts = 0;
     Files.writeString(dir.resolve("switchboard.json"), config().encode());
 
     start();
     im.awaitType("initialized", 1);
     va.awaitType("initialized", 1);
+    auto.awaitType("initialized", 1);
     connectWeb();
     int steps = 8 + random.nextInt(10);
     for (int step = 0; step < steps; step++) {
@@ -127,9 +138,13 @@ class FaultSuiteIT {
       } else if (action < 36) {
         log.add("im prompt");
         im.prompt("42", "42", "im " + step);
-      } else if (action < 44) {
+      } else if (action < 42) {
         log.add("va prompt");
-        va.prompt("7", "7", "va " + step);
+        // With the platform's message id: a process that dies with it gets it sent again to the next.
+        va.prompt("7", "7", "va " + step, "va-" + seed + "-" + step);
+      } else if (action < 44) {
+        log.add("auto prompt");
+        auto.prompt("5", "5", "auto " + step);
       } else if (action < 54) {
         answerWeb(random);
       } else if (action < 62) {
@@ -172,10 +187,12 @@ class FaultSuiteIT {
         gateway.waitFor(20, TimeUnit.SECONDS);
         int imUp = initialized(im);
         int vaUp = initialized(va);
+        int autoUp = initialized(auto);
         start();
         deaths.clear();
         im.awaitType("initialized", imUp + 1);
         va.awaitType("initialized", vaUp + 1);
+        auto.awaitType("initialized", autoUp + 1);
         web.close();
         connectWeb();
       } else if (action < 95) {
@@ -215,19 +232,23 @@ class FaultSuiteIT {
     }
     JsonArray plugins = new JsonArray()
         .add(plugin("im", "acp", im))
-        .add(plugin("va", "vibearound", va));
+        .add(plugin("va", "vibearound", va, "redeliver"))
+        .add(plugin("auto", "acp", auto, "auto-tap=allow-once"));
     return new JsonObject().put("http", new JsonObject().put("port", 0))
         .put("dataDir", dir.resolve("data").toString()).put("agents", agents).put("plugins", plugins);
   }
 
-  private static JsonObject plugin(String id, String dialect, PluginControl control) {
+  private static JsonObject plugin(String id, String dialect, PluginControl control, String... flags) {
+    List<String> args = new ArrayList<>(List.of(dialect, control.dir.toString()));
+    args.addAll(List.of(flags));
     return new JsonObject().put("id", id).put("dialect", dialect).put("agent", "demo")
         .put("users", new JsonArray().add("*"))
-        .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, dialect, control.dir.toString())));
+        .put("command", new JsonArray(AgentHarness.javaArgv(FakePlugin.class, args.toArray(String[]::new))));
   }
 
   private void start() throws Exception {
     JarGateway started = JarGateway.start(dir, dir.resolve("switchboard.json"));
+    gatewayStarts++;
     gateway = started.process();
     port = started.port();
     if (token == null) {
@@ -432,6 +453,53 @@ class FaultSuiteIT {
     }
     checkAcpOutputs(db);
     checkVibearoundOutputs(db);
+    checkNoUpdateAfterItsPromptsAnswer();
+    checkBoundedReasks();
+  }
+
+  /**
+   * vibearound: a chat's live output reaches a process only while one of that chat's prompts is open
+   * there — never after the prompt was answered (the SDK closed its message; the rest would show as
+   * stray messages), a prompt the platform sent again after its process died included.
+   */
+  private void checkNoUpdateAfterItsPromptsAnswer() {
+    Map<String, Integer> open = new HashMap<>();
+    for (JsonObject r : va.received()) {
+      String type = r.getString("type");
+      if ("started".equals(type)) {
+        open.clear(); // a new process: what the dead one held open is gone with it
+      } else if ("prompt_sent".equals(type)) {
+        open.merge(r.getString("chat"), 1, Integer::sum);
+      } else if ("prompt_result".equals(type)) {
+        open.merge(r.getString("chat"), -1, Integer::sum);
+      } else if ("_va/thread_reply".equals(r.getString("method"))) {
+        String chat = r.getJsonObject("params").getJsonObject("target").getString("chatId");
+        if (open.getOrDefault(chat, 0) <= 0) {
+          throw new AssertionError("chat " + chat + " got live output with no prompt of it open: " + r
+              + "; the plugin saw " + va.summary());
+        }
+      }
+    }
+  }
+
+  /** A plugin that answers every card itself is asked again a bounded number of times a request. */
+  private void checkBoundedReasks() {
+    Map<String, Integer> cards = new HashMap<>();
+    for (JsonObject r : auto.received(c -> "card".equals(c.getString("type")))) {
+      cards.merge(r.getJsonObject("params").getJsonObject("_meta").getJsonObject("switchboard")
+          .getString("requestId"), 1, Integer::sum);
+    }
+    // Each gateway start shows a waiting card once and asks it again at most MAX_REASKS times.
+    int bound = (1 + REASKS) * gatewayStarts;
+    cards.forEach((request, n) -> {
+      if (n > bound) {
+        throw new AssertionError("request " + request + " was shown " + n + " times to a plugin that taps by "
+            + "itself (at most " + bound + " over " + gatewayStarts + " gateway starts)");
+      }
+    });
+    if (!cards.isEmpty()) {
+      fault("self-tapping plugin: " + cards.values().stream().mapToInt(Integer::intValue).sum() + " cards");
+    }
   }
 
   private static String describe(List<ProcessHandle> processes) {

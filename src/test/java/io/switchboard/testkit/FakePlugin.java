@@ -212,6 +212,8 @@ public final class FakePlugin extends StdioPeer {
                 .put("platformMessageId", messageId != null ? messageId : "m" + System.nanoTime()));
         // The SDK's end of the prompt (its cards still open rejected) runs as the answer is read,
         // before the next message from the gateway is: a card sent after the answer stays open.
+        // Recorded before the prompt is written: whatever the gateway says of it comes after.
+        record(new JsonObject().put("type", "prompt_sent").put("chat", chat).put("prompt", a.getString("prompt")));
         CompletableFuture<JsonObject> asked = ask("session/prompt", new JsonObject().put("sessionId", chat)
             .put("prompt", new JsonArray().add(new JsonObject().put("type", "text").put("text", a.getString("prompt"))))
             .put("_meta", meta), answer -> {
