@@ -514,9 +514,12 @@ class PluginRoomTest {
     ChatClient web = ChatClient.open(vertx, gateway.port, gateway.token);
     try {
       JsonObject welcome = web.next("welcome");
-      assertEquals(1, welcome.getJsonArray("threads").stream().map(t -> (JsonObject) t)
-          .filter(t -> thread.equals(t.getString("threadId"))).findFirst().orElseThrow().getInteger("pending"),
-          "the thread list's badge counts the group's card");
+      // The badge: in the welcome, or (counts go out at most every 200 ms) in the next pending frame.
+      if (welcome.getJsonArray("threads").stream().map(t -> (JsonObject) t)
+          .filter(t -> thread.equals(t.getString("threadId"))).findFirst().orElseThrow().getInteger("pending") != 1) {
+        web.next(f -> "pending".equals(f.getString("type"))
+            && Integer.valueOf(1).equals(f.getJsonObject("counts").getInteger(thread)), "the badge of the group's card");
+      }
       web.send(new JsonObject().put("type", "attach").put("threadId", thread));
       JsonObject card = web.next(f -> "permission_request".equals(f.getString("type")), "the group's card");
       web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
