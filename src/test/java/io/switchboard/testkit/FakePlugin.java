@@ -168,14 +168,23 @@ public final class FakePlugin extends StdioPeer {
    * option, before the platform's next updates (a tap waiting in {@code taps-after-prompt}) are read.
    */
   private void promptEnded(String chat) {
-    rejectOpenCards(chat);
+    rejectOpenCards(chat, openCardsOf(chat)); // on the reader thread: no card can arrive meanwhile
     prompting.computeIfPresent(chat, (c, n) -> n <= 1 ? null : n - 1);
   }
 
-  /** Answers the chat's open cards with their reject_once option (or cancelled), as the SDK does. */
-  private void rejectOpenCards(String chat) {
+  /** The keys of the chat's cards open now. */
+  private List<String> openCardsOf(String chat) {
+    return openCards.entrySet().stream().filter(e -> chat.equals(e.getValue().getString("chatId")))
+        .map(Map.Entry::getKey).toList();
+  }
+
+  /**
+   * Answers those of {@code keys} still open with their reject_once option (or cancelled), as the
+   * SDK does with the cards it shows when a prompt is sent or ends.
+   */
+  private void rejectOpenCards(String chat, List<String> keys) {
     for (Map.Entry<String, JsonObject> open : openCards.entrySet()) {
-      if (!chat.equals(open.getValue().getString("chatId"))) {
+      if (!chat.equals(open.getValue().getString("chatId")) || !keys.contains(open.getKey())) {
         continue;
       }
       String reject = open.getValue().getJsonArray("options").stream().map(o -> (JsonObject) o)
@@ -212,6 +221,9 @@ public final class FakePlugin extends StdioPeer {
                 .put("platformMessageId", messageId != null ? messageId : "m" + System.nanoTime()));
         // The SDK's end of the prompt (its cards still open rejected) runs as the answer is read,
         // before the next message from the gateway is: a card sent after the answer stays open.
+        // The SDK is one JavaScript thread: the cards it rejects when it sends a prompt are those
+        // shown as it sends it, never one that arrives after (read only once it is done).
+        List<String> shownAsSent = openCardsOf(chat);
         // Recorded before the prompt is written: whatever the gateway says of it comes after.
         record(new JsonObject().put("type", "prompt_sent").put("chat", chat).put("prompt", a.getString("prompt")));
         CompletableFuture<JsonObject> asked = ask("session/prompt", new JsonObject().put("sessionId", chat)
@@ -222,7 +234,7 @@ public final class FakePlugin extends StdioPeer {
               }
             });
         if (dialect.equals("vibearound")) {
-          rejectOpenCards(chat); // the SDK's onPromptSent: the chat's cards still shown are rejected
+          rejectOpenCards(chat, shownAsSent); // the SDK's onPromptSent: the chat's cards still shown are rejected
         }
         JsonObject response = asked.get(60, java.util.concurrent.TimeUnit.SECONDS);
         record(new JsonObject().put("type", "prompt_result").put("chat", chat).put("prompt", a.getString("prompt"))
