@@ -38,11 +38,22 @@ final class Generation {
   /** chatId -> live output held while the chat's session info is looked up: it follows that info, in order. */
   private final Map<String, Held> held = new HashMap<>();
 
-  /** Live output waiting for a chat's session info, and whoever waits for it to be written. */
-  private record Held(List<Dialect.Out> outs, Promise<Void> written) {}
+  /**
+   * What a chat's held output may take, encoded ({@code Limits#processQueueBytes}, as the process's
+   * own write queue): an agent that talks on while the session info is looked up cannot fill the heap.
+   */
+  private final long maxHeldBytes;
 
-  Generation(int number) {
+  /** Live output waiting for a chat's session info, what it takes, and whoever waits for it to be written. */
+  private static final class Held {
+    final List<Dialect.Out> outs = new ArrayList<>();
+    final Promise<Void> written = Promise.promise();
+    long bytes;
+  }
+
+  Generation(int number, long maxHeldBytes) {
     this.number = number;
+    this.maxHeldBytes = maxHeldBytes;
   }
 
   /** Writes a notification to this process. */
@@ -53,16 +64,22 @@ final class Generation {
   /** Writes a chat's live output, or holds it behind the chat's session info ({@link #hold}). */
   void stream(String chatId, Dialect.Out out) {
     Held h = held.get(chatId);
-    if (h != null) {
-      h.outs().add(out);
-    } else {
+    if (h == null) {
       send(out);
+      return;
+    }
+    h.outs.add(out);
+    h.bytes += out.params().encode().length();
+    if (h.bytes > maxHeldBytes) {
+      // The info is late and the agent talks on: what is held goes now, in order (the process's
+      // write queue bounds it from here); the info follows when it comes.
+      release(chatId, null);
     }
   }
 
   /** The chat's live output waits from now on until {@link #release}. */
   void hold(String chatId) {
-    held.computeIfAbsent(chatId, c -> new Held(new ArrayList<>(), Promise.promise()));
+    held.computeIfAbsent(chatId, c -> new Held());
   }
 
   /** Writes {@code first} (when not null), then the chat's held output. */
@@ -72,15 +89,15 @@ final class Generation {
       send(first);
     }
     if (h != null) {
-      h.outs().forEach(this::send);
-      h.written().complete();
+      h.outs.forEach(this::send);
+      h.written.complete();
     }
   }
 
   /** Completes once the chat's held live output is written (at once when none is held). */
   Future<Void> flushed(String chatId) {
     Held h = held.get(chatId);
-    return h == null ? Future.succeededFuture() : h.written().future();
+    return h == null ? Future.succeededFuture() : h.written.future();
   }
 
   /** Writes a request to this process; the future is its answer. */

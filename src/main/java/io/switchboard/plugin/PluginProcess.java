@@ -81,7 +81,7 @@ final class PluginProcess {
       return;
     }
     state = State.STARTING;
-    Generation g = new Generation(++generations);
+    Generation g = new Generation(++generations, limits.processQueueBytes());
     g.peer = new JsonRpcPeer(tag, line -> g.process == null ? Future.failedFuture("not started") : g.process.write(line));
     g.peer.handler(plugin.speaking(g));
     context.owner().<StdioProcess>executeBlocking(() -> {
