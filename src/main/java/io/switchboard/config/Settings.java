@@ -7,7 +7,13 @@ import java.util.Optional;
 /** The gateway's whole configuration after file, environment and flags were merged and checked. */
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
                        List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses,
-                       Cluster cluster) {
+                       Cluster cluster, List<ProjectSpec> projects, String defaultProject) {
+
+  /** With no projects: every thread works in a scratch workspace of its own. */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat, AgentProcesses agentProcesses, Cluster cluster) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, List.of(), null);
+  }
 
   /** Not clustered: one JVM runs every room. */
   public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
@@ -99,6 +105,16 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     agents = List.copyOf(agents);
     plugins = List.copyOf(plugins);
     agentProcesses = agentProcesses == null ? AgentProcesses.defaults() : agentProcesses;
+    projects = projects == null ? List.of() : List.copyOf(projects);
+  }
+
+  public Optional<ProjectSpec> project(String id) {
+    return projects.stream().filter(p -> p.id().equals(id)).findFirst();
+  }
+
+  /** Where the gateway keeps the threads' git worktrees: its own directory, outside every repository. */
+  public Path worktreesDir() {
+    return dataDir.resolve("worktrees");
   }
 
   public Optional<AgentSpec> agent(String id) {
