@@ -1,0 +1,548 @@
+package io.switchboard.project;
+
+import io.switchboard.config.ProjectSpec;
+import io.switchboard.project.Git.GitException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * The git work of one project: a worktree per thread, made, read, committed, merged and discarded
+ * through {@link Git}, in a folder of the gateway's own ({@code <dataDir>/worktrees/<project>/<thread>})
+ * outside the repository. Every method blocks and changes the repository: the project room runs
+ * them one at a time per repository (its lock). Nothing outside the worktrees folder is ever
+ * deleted; work that is thrown away is kept first under {@code refs/switchboard/archive/<thread>}.
+ */
+final class ProjectRepo {
+  /** What a thread's worktree is (the facts the thread row keeps). */
+  record Worktree(String threadId, Path dir, String branch, String baseRef, String baseCommit) {
+    static Worktree of(JsonObject b) {
+      return new Worktree(b.getString("threadId"), Path.of(b.getString("workspace")), b.getString("branch"),
+          b.getString("baseRef"), b.getString("baseCommit"));
+    }
+  }
+
+  private static final Pattern SHA = Pattern.compile("[0-9a-f]{40,64}");
+  /** The most of a diff shown at once; a bigger one says it was cut. */
+  static final long MAX_PATCH_BYTES = 1L << 20;
+  private static final int SETUP_OUTPUT_BYTES = 16 << 10;
+
+  private final ProjectSpec spec;
+  private final Path worktrees;
+  private final String program;
+  private GitLayout layout;
+
+  ProjectRepo(ProjectSpec spec, Path worktreesDir, String program) {
+    this.spec = spec;
+    this.worktrees = worktreesDir.resolve(spec.id());
+    this.program = program;
+  }
+
+  ProjectSpec spec() {
+    return spec;
+  }
+
+  /** The repository's layout, read once; a message when the project is not (or no longer) a repository. */
+  GitLayout layout() throws GitException {
+    if (layout == null) {
+      if (!Files.isDirectory(spec.path())) {
+        throw new GitException("the folder of project " + spec.id() + ", " + spec.path() + ", is gone");
+      }
+      try {
+        layout = GitLayout.of(spec.path());
+      } catch (IOException e) {
+        throw new GitException("cannot read the repository of project " + spec.id() + ": " + e.getMessage());
+      }
+      if (layout == null) {
+        throw new GitException("project " + spec.id() + " (" + spec.path() + ") is not a git repository");
+      }
+    }
+    return layout;
+  }
+
+  /** git on the repository alone (no working tree). */
+  private Git repo() throws GitException {
+    return new Git(program, layout().commonDir(), layout().commonDir(), null);
+  }
+
+  /** git on the person's own working tree of the project. */
+  private Git mainTree() throws GitException {
+    return new Git(program, layout().gitDir(), layout().commonDir(), spec.path());
+  }
+
+  /** git on a thread's worktree, named explicitly (its .git pointer is the agent's to write, never read). */
+  private Git tree(Worktree w) throws GitException {
+    return new Git(program, layout().adminDir(w.threadId()), layout().commonDir(), w.dir());
+  }
+
+  Path dirOf(String threadId) {
+    return worktrees.resolve(threadId);
+  }
+
+  /** The branch a thread gets when its person names none: switchboard/ and the start of its id. */
+  static String defaultBranch(String threadId) {
+    String id = threadId.startsWith("t_") ? threadId.substring(2) : threadId;
+    return "switchboard/" + id.substring(0, Math.min(8, id.length())).replaceAll("[^A-Za-z0-9]", "x");
+  }
+
+  /**
+   * A new worktree for {@code threadId} on a new branch from the base branch, the configured files
+   * copied in and the setup command run. Returns the thread's facts and what the setup printed.
+   */
+  JsonObject create(String threadId, String branchName) throws GitException {
+    Git repo = repo();
+    repo.run("worktree", "prune");
+    String base = spec.baseBranch();
+    if (base == null) {
+      Git.Result head = mainTree().run("symbolic-ref", "-q", "--short", "HEAD");
+      if (!head.ok()) {
+        throw new GitException("the repository " + spec.path() + " has a detached HEAD; set baseBranch for project "
+            + spec.id() + " (or check out a branch there)");
+      }
+      base = head.firstLine();
+    }
+    Git.Result baseTip = repo.run("rev-parse", "--verify", "-q", "refs/heads/" + base + "^{commit}");
+    if (!baseTip.ok()) {
+      throw new GitException("the base branch " + base + " of project " + spec.id() + " does not exist"
+          + " (or has no commit yet)");
+    }
+    String baseCommit = baseTip.firstLine();
+    String branch = branchName == null || branchName.isBlank() ? defaultBranch(threadId) : branchName.strip();
+    if (!repo.run("check-ref-format", "--branch", branch).ok() || branch.startsWith("-")) {
+      throw new GitException("\"" + branch + "\" is not a valid branch name");
+    }
+    if (repo.run("show-ref", "--verify", "-q", "refs/heads/" + branch).ok()) {
+      throw new GitException("the branch " + branch + " already exists in " + spec.path() + "; pick another name");
+    }
+    Path dir = dirOf(threadId);
+    try {
+      Files.createDirectories(worktrees);
+    } catch (IOException e) {
+      throw new GitException("cannot make " + worktrees + ": " + e.getMessage());
+    }
+    if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+      throw new GitException("the folder " + dir + " is already there (left by an earlier run?)");
+    }
+    Git.Result added = repo.limits(TimeUnit.MINUTES.toMillis(5), Git.DEFAULT_MAX_OUTPUT)
+        .run("worktree", "add", "-q", "-b", branch, dir.toString(), baseCommit);
+    if (!added.ok()) {
+      throw new GitException("git worktree add failed: " + Git.said(added));
+    }
+    Worktree w = new Worktree(threadId, dir, branch, base, baseCommit);
+    if (!Files.isDirectory(layout().adminDir(threadId))) {
+      // git names the admin folder after the worktree's; another name would break every later command.
+      remove(w);
+      throw new GitException("git did not name the worktree's admin folder " + threadId + "; nothing was kept");
+    }
+    JsonArray notes = new JsonArray();
+    copyFiles(dir, notes);
+    if (Files.isRegularFile(dir.resolve(".gitmodules"))) {
+      Git.Result sub = tree(w).limits(TimeUnit.MINUTES.toMillis(5), 1 << 20)
+          .run("-c", "protocol.file.allow=always", "submodule", "update", "--init", "--recursive");
+      notes.add(sub.ok() ? "submodules initialised" : "submodules not initialised: " + Git.said(sub));
+    }
+    JsonObject facts = new JsonObject().put("workspace", dir.toString()).put("branch", branch).put("baseRef", base)
+        .put("baseCommit", baseCommit).put("notes", notes);
+    if (!spec.setup().isEmpty()) {
+      facts.put("setup", setup(dir));
+    }
+    return facts;
+  }
+
+  /** Copies the configured untracked files (regular files only, never through a link) into a new worktree. */
+  private void copyFiles(Path dir, JsonArray notes) {
+    for (String name : spec.copyFiles()) {
+      Path from = spec.path().resolve(name).normalize();
+      Path to = dir.resolve(name).normalize();
+      if (!from.startsWith(spec.path()) || !to.startsWith(dir)) {
+        continue; // refused by the config's check already
+      }
+      if (!Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) {
+        notes.add(name + " not copied: not a regular file in " + spec.path());
+        continue;
+      }
+      try {
+        Files.createDirectories(to.getParent());
+        Files.copy(from, to, StandardCopyOption.REPLACE_EXISTING, LinkOption.NOFOLLOW_LINKS);
+        notes.add(name + " copied");
+      } catch (IOException e) {
+        notes.add(name + " not copied: " + e.getMessage());
+      }
+    }
+  }
+
+  /** Runs the project's setup command in the new worktree: its exit and the end of what it printed. */
+  private JsonObject setup(Path dir) {
+    JsonObject result = new JsonObject().put("command", new JsonArray(spec.setup()));
+    try {
+      Path log = Files.createTempFile("sb-setup", ".log");
+      try {
+        Process p = new ProcessBuilder(spec.setup()).directory(dir.toFile()).redirectErrorStream(true)
+            .redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+            .start();
+        boolean done = p.waitFor(10, TimeUnit.MINUTES);
+        if (!done) {
+          p.descendants().forEach(ProcessHandle::destroyForcibly);
+          p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+        byte[] bytes = Files.readAllBytes(log);
+        int from = Math.max(0, bytes.length - SETUP_OUTPUT_BYTES);
+        result.put("exit", done ? p.exitValue() : -1).put("timedOut", !done)
+            .put("output", new String(bytes, from, bytes.length - from, StandardCharsets.UTF_8));
+      } finally {
+        Files.deleteIfExists(log);
+      }
+    } catch (IOException e) {
+      result.put("exit", -1).put("output", "could not run the setup command: " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      result.put("exit", -1).put("output", "interrupted");
+    }
+    return result;
+  }
+
+  private void requirePresent(Worktree w) throws GitException {
+    if (!Files.isDirectory(w.dir()) || !Files.isDirectory(layout().adminDir(w.threadId()))) {
+      throw new GitException("the worktree of this thread, " + w.dir() + ", is gone (deleted by hand?); its branch "
+          + w.branch() + " is kept in " + spec.path() + ". Start a new thread to go on");
+    }
+  }
+
+  /**
+   * The thread's work against the merge base with its base branch, untracked files included (read
+   * through a copy of its index, so the thread's own is untouched): files with their line counts,
+   * the patch (cut at {@link #MAX_PATCH_BYTES}), commits ahead and files not yet committed.
+   */
+  JsonObject changes(Worktree w) throws GitException {
+    requirePresent(w);
+    Git tree = tree(w).with("GIT_OPTIONAL_LOCKS", "0");
+    String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
+    String mergeBase = mergeBase(tree, w, head);
+    Path index = null;
+    try {
+      index = scratchIndex(w);
+      Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
+      scratch.ok("add", "-A", "--", ".");
+      JsonArray files = new JsonArray();
+      String numstat = scratch.ok("diff", "--cached", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "-M",
+          mergeBase).out();
+      parseNumstat(numstat, files);
+      Git.Result patch = scratch.limits(Git.DEFAULT_TIMEOUT_MS, MAX_PATCH_BYTES).run("diff", "--cached",
+          "--no-ext-diff", "--no-textconv", "--no-color", "-M", mergeBase);
+      String uncommitted = scratch.ok("diff", "--cached", "--name-only", "-z", "HEAD").out();
+      int pending = uncommitted.isEmpty() ? 0 : uncommitted.split("\0").length;
+      int ahead = Integer.parseInt(tree.ok("rev-list", "--count", mergeBase + "..HEAD").firstLine());
+      return new JsonObject().put("threadId", w.threadId()).put("branch", w.branch()).put("baseRef", w.baseRef())
+          .put("mergeBase", mergeBase).put("head", head).put("files", files).put("patch", patch.out())
+          .put("truncated", patch.truncated()).put("ahead", ahead).put("uncommitted", pending);
+    } finally {
+      deleteQuietly(index);
+    }
+  }
+
+  private String mergeBase(Git tree, Worktree w, String head) throws GitException {
+    Git.Result base = tree.run("merge-base", "refs/heads/" + w.baseRef(), head);
+    return base.ok() ? base.firstLine() : w.baseCommit(); // the base branch deleted: the commit it started from
+  }
+
+  /** A copy of the worktree's index (its stat data saves hashing every file again), or an empty file. */
+  private Path scratchIndex(Worktree w) throws GitException {
+    try {
+      Path copy = Files.createTempFile("sb-index", "");
+      Path index = layout().adminDir(w.threadId()).resolve("index");
+      if (Files.isRegularFile(index, LinkOption.NOFOLLOW_LINKS)) {
+        Files.copy(index, copy, StandardCopyOption.REPLACE_EXISTING);
+      } else {
+        Files.delete(copy);
+        tree(w).with("GIT_INDEX_FILE", copy.toString()).ok("read-tree", "HEAD");
+      }
+      return copy;
+    } catch (IOException e) {
+      throw new GitException("cannot make a scratch index: " + e.getMessage());
+    }
+  }
+
+  /** {@code --numstat -z}: "added\tremoved\tpath\0", or for a rename "added\tremoved\t\0from\0to\0". */
+  private static void parseNumstat(String out, JsonArray files) {
+    String[] parts = out.split("\0", -1);
+    for (int i = 0; i < parts.length; i++) {
+      String p = parts[i];
+      if (p.isEmpty()) {
+        continue;
+      }
+      String[] cols = p.split("\t", 3);
+      if (cols.length < 3) {
+        continue;
+      }
+      JsonObject file = new JsonObject();
+      boolean binary = cols[0].equals("-");
+      file.put("added", binary ? 0 : Integer.parseInt(cols[0])).put("removed", binary ? 0 : Integer.parseInt(cols[1]))
+          .put("binary", binary);
+      if (cols[2].isEmpty() && i + 2 < parts.length) {
+        file.put("from", parts[i + 1]).put("path", parts[i + 2]);
+        i += 2;
+      } else {
+        file.put("path", cols[2]);
+      }
+      files.add(file);
+    }
+  }
+
+  /** Commits everything in the worktree (the gateway's commit, never the agent's): the new commit. */
+  JsonObject commit(Worktree w, String message, String who) throws GitException {
+    requirePresent(w);
+    Git tree = tree(w);
+    tree.ok("add", "-A", "--", ".");
+    if (tree.run("diff", "--cached", "--quiet", "HEAD").ok()) {
+      throw new GitException("nothing to commit: the worktree has no change since its last commit");
+    }
+    tree.ok("commit", "-q", "--no-verify", "-m", message + "\n\nSwitchboard-Committed-By: " + who);
+    String sha = tree.ok("rev-parse", "HEAD").firstLine();
+    return new JsonObject().put("commit", sha);
+  }
+
+  /**
+   * Lands the thread's committed work on its base branch: a squash commit (or a merge commit) made
+   * with {@code merge-tree}, refused before anything moves when it would conflict or when the base
+   * branch is checked out with changes of the person's own. The base moves by compare-and-swap; a
+   * checked-out base has its files brought along; the thread's branch then continues from the result.
+   */
+  JsonObject merge(Worktree w, boolean squash, String title, String who) throws GitException {
+    requirePresent(w);
+    Git tree = tree(w);
+    Git repo = repo();
+    String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
+    if (!tree.with("GIT_OPTIONAL_LOCKS", "0").ok("status", "--porcelain").out().isBlank()) {
+      throw new GitException("the thread has changes not committed yet; commit them first (nothing was merged)");
+    }
+    Git.Result tip = repo.run("rev-parse", "--verify", "-q", "refs/heads/" + w.baseRef() + "^{commit}");
+    if (!tip.ok()) {
+      throw new GitException("the base branch " + w.baseRef() + " no longer exists; nothing was merged");
+    }
+    String baseTip = tip.firstLine();
+    if (repo.run("merge-base", "--is-ancestor", head, baseTip).ok()) {
+      throw new GitException("nothing to merge: " + w.baseRef() + " already has everything of " + w.branch());
+    }
+    Git.Result merged = repo.run("merge-tree", "--write-tree", "--name-only", "--no-messages", baseTip, head);
+    if (merged.exit() == 1) {
+      List<String> conflicts = new ArrayList<>(List.of(merged.out().strip().split("\n")));
+      conflicts.remove(0);
+      throw new GitException("merging " + w.branch() + " into " + w.baseRef() + " would conflict in "
+          + String.join(", ", conflicts) + "; nothing was merged (bring the thread up to date first)");
+    }
+    if (!merged.ok()) {
+      throw new GitException("git merge-tree failed: " + Git.said(merged));
+    }
+    String newTree = merged.firstLine();
+    Path checkedOut = checkedOutAt(w.baseRef());
+    if (checkedOut != null && !checkedOut.equals(spec.path())) {
+      throw new GitException(w.baseRef() + " is checked out in " + checkedOut + "; merge there, or check out another "
+          + "branch in it (nothing was merged)");
+    }
+    if (checkedOut != null && !mainTree().with("GIT_OPTIONAL_LOCKS", "0").ok("status", "--porcelain",
+        "--untracked-files=no").out().isBlank()) {
+      throw new GitException(w.baseRef() + " is checked out in " + spec.path() + " with changes not committed; "
+          + "commit or stash them there first (nothing was merged, nothing of yours touched)");
+    }
+    String subjects = repo.ok("log", "--format=- %s", baseTip + ".." + head).out().strip();
+    String message = (squash ? "" : "Merge ") + "Thread \"" + title + "\" (" + w.branch() + ")\n\n" + subjects
+        + "\n\nSwitchboard-Merged-By: " + who;
+    List<String> commitTree = new ArrayList<>(List.of("commit-tree", newTree, "-p", baseTip));
+    if (!squash) {
+      commitTree.addAll(List.of("-p", head));
+    }
+    commitTree.addAll(List.of("-m", message));
+    String commit = repo.run(commitTree).firstLine();
+    if (!SHA.matcher(commit).matches()) {
+      throw new GitException("git commit-tree did not make a commit; nothing was merged");
+    }
+    MergeIntent intent = new MergeIntent(worktrees);
+    intent.write(w.baseRef(), baseTip, commit, checkedOut != null);
+    Git.Result moved = repo.run("update-ref", "-m", "switchboard: merge " + w.branch(), "refs/heads/" + w.baseRef(),
+        commit, baseTip);
+    if (!moved.ok()) {
+      intent.clear();
+      throw new GitException(w.baseRef() + " moved while merging; nothing was merged, try again");
+    }
+    if (checkedOut != null) {
+      mainTree().ok("read-tree", "-m", "-u", baseTip, commit);
+    }
+    intent.clear();
+    // The thread goes on from what was merged (its work is in it), keeping files it has not committed.
+    Git.Result reset = tree.run("reset", "-q", "--keep", commit);
+    return new JsonObject().put("commit", commit).put("baseRef", w.baseRef()).put("squash", squash)
+        .put("threadMoved", reset.ok());
+  }
+
+  /** The person's working tree that has {@code branch} checked out, or null. */
+  private Path checkedOutAt(String branch) throws GitException {
+    String list = repo().ok("worktree", "list", "--porcelain").out();
+    Path current = null;
+    for (String line : list.split("\n")) {
+      if (line.startsWith("worktree ")) {
+        current = Path.of(line.substring("worktree ".length()));
+      } else if (line.equals("branch refs/heads/" + branch) && current != null) {
+        return current;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Throws the thread's work away from the repository's view, keeping it first: everything (what
+   * was not committed too) is recorded as a commit under {@code refs/switchboard/archive/<thread>},
+   * then the worktree and its branch are removed. Returns the archive ref, or null when there was no work.
+   */
+  JsonObject discard(Worktree w) throws GitException {
+    Git repo = repo();
+    String archive = null;
+    if (Files.isDirectory(w.dir()) && Files.isDirectory(layout().adminDir(w.threadId()))) {
+      Git tree = tree(w);
+      Git.Result headResult = tree.run("rev-parse", "--verify", "-q", "HEAD");
+      if (headResult.ok()) {
+        String head = headResult.firstLine();
+        String snapshot = head;
+        Path index = scratchIndex(w);
+        try {
+          Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
+          scratch.ok("add", "-A", "--", ".");
+          String snapTree = scratch.ok("write-tree").firstLine();
+          if (!snapTree.equals(tree.ok("rev-parse", "HEAD^{tree}").firstLine())) {
+            snapshot = tree.ok("commit-tree", snapTree, "-p", head, "-m", "Work not committed, kept when thread "
+                + w.threadId() + " was discarded").firstLine();
+          }
+        } finally {
+          deleteQuietly(index);
+        }
+        if (!repo.run("merge-base", "--is-ancestor", snapshot, w.baseCommit()).ok()) {
+          archive = "refs/switchboard/archive/" + w.threadId();
+          repo.ok("update-ref", "-m", "switchboard: discard " + w.branch(), archive, snapshot);
+        }
+      }
+    }
+    remove(w);
+    return new JsonObject().put("archive", archive);
+  }
+
+  /** Removes the worktree (only inside the gateway's folder) and its branch, then prunes. */
+  private void remove(Worktree w) throws GitException {
+    Git repo = repo();
+    if (w.dir().normalize().startsWith(worktrees)) {
+      repo.run("worktree", "remove", "--force", "--force", w.dir().toString());
+      deleteTree(w.dir());
+    }
+    repo.run("worktree", "prune");
+    if (w.branch() != null) {
+      repo.run("update-ref", "-d", "refs/heads/" + w.branch());
+    }
+  }
+
+  /**
+   * At start: finishes a merge a killed gateway left half done, prunes, and removes worktrees no
+   * thread owns (made by a create whose thread was never saved), keeping their work first. Returns
+   * a line per thing it did.
+   */
+  List<String> reconcile(Collection<Worktree> owned) throws GitException {
+    List<String> done = new ArrayList<>();
+    MergeIntent intent = new MergeIntent(worktrees);
+    MergeIntent.Pending pending = intent.read();
+    if (pending != null) {
+      Git.Result at = repo().run("rev-parse", "--verify", "-q", "refs/heads/" + pending.base());
+      if (at.ok() && at.firstLine().equals(pending.to()) && pending.checkedOut()) {
+        // The base moved; bring the person's checkout along if it still shows the old commit's files.
+        String indexTree = mainTree().ok("write-tree").firstLine();
+        String fromTree = repo().ok("rev-parse", pending.from() + "^{tree}").firstLine();
+        if (indexTree.equals(fromTree)) {
+          mainTree().ok("read-tree", "-m", "-u", pending.from(), pending.to());
+          done.add("finished the merge into " + pending.base() + " a stop interrupted");
+        }
+      }
+      intent.clear();
+    }
+    repo().run("worktree", "prune");
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    owned.forEach(w -> ids.add(w.threadId()));
+    if (Files.isDirectory(worktrees)) {
+      try (var dirs = Files.list(worktrees)) {
+        for (Path dir : dirs.toList()) {
+          String id = dir.getFileName().toString();
+          if (id.startsWith(".") || ids.contains(id)) {
+            continue;
+          }
+          String branch = null;
+          if (Files.isDirectory(layout().adminDir(id))) {
+            Git.Result b = new Git(program, layout().adminDir(id), layout().commonDir(), dir)
+                .run("symbolic-ref", "-q", "--short", "HEAD");
+            branch = b.ok() ? b.firstLine() : null;
+          }
+          discard(new Worktree(id, dir, branch, null, zeroOrBase(branch)));
+          done.add("removed the worktree " + dir + " that no thread owns");
+        }
+      } catch (IOException e) {
+        throw new GitException("cannot list " + worktrees + ": " + e.getMessage());
+      }
+    }
+    return done;
+  }
+
+  /** For an orphan worktree the base is unknown: its branch's first parent chain root is never "no work". */
+  private String zeroOrBase(String branch) throws GitException {
+    String base = spec.baseBranch();
+    if (base == null) {
+      Git.Result head = mainTree().run("symbolic-ref", "-q", "--short", "HEAD");
+      base = head.ok() ? head.firstLine() : null;
+    }
+    if (base != null) {
+      Git.Result tip = repo().run("rev-parse", "--verify", "-q", "refs/heads/" + base);
+      if (tip.ok()) {
+        return tip.firstLine();
+      }
+    }
+    return "HEAD";
+  }
+
+  /** Worktrees the repository lists inside the gateway's folder (for checks against the threads). */
+  List<Path> listed() throws GitException {
+    List<Path> out = new ArrayList<>();
+    for (String line : repo().ok("worktree", "list", "--porcelain").out().split("\n")) {
+      if (line.startsWith("worktree ")) {
+        Path p = Path.of(line.substring("worktree ".length()));
+        if (p.startsWith(worktrees)) {
+          out.add(p);
+        }
+      }
+    }
+    return out;
+  }
+
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (var walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(ProjectRepo::deleteQuietly);
+    } catch (IOException ignored) {
+      // what is left is reported by the next reconcile
+    }
+  }
+
+  private static void deleteQuietly(Path p) {
+    if (p != null) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException ignored) {
+        // best effort: a temporary file or a worktree file
+      }
+    }
+  }
+}
