@@ -1,5 +1,6 @@
 package io.switchboard.agent;
 
+import io.switchboard.common.BlockingLane;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
 import io.switchboard.bus.ErrorCode;

@@ -46,6 +46,10 @@ public final class Addresses {
   public static final String STORE_THREAD_SAVE = "sb.store.thread.save";
   public static final String STORE_THREAD_ROUTE = "sb.store.thread.route";
   public static final String STORE_THREAD_LIST = "sb.store.thread.list";
+  /** Appends what a person did to a thread's work (commit, merge, discard) to the project audit. */
+  public static final String STORE_PROJECT_ACTION = "sb.store.project.action";
+  /** A thread's project audit, oldest first. */
+  public static final String STORE_PROJECT_ACTIONS = "sb.store.project.actions";
   /** {@code {threadId}}: removes the thread's row, routes and transcript (the ledger keeps its requests). */
   public static final String STORE_THREAD_DELETE = "sb.store.thread.delete";
   /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
@@ -72,6 +76,18 @@ public final class Addresses {
 
   // thread room: commands
   public static final String THREAD_CREATE = "sb.thread.create";
+  /** A thread's work against its base branch (files, patch, commits ahead); its project's audit. */
+  public static final String THREAD_CHANGES = "sb.thread.changes";
+  /** A person commits a thread's worktree / merges it into its base branch / discards it. */
+  public static final String THREAD_COMMIT = "sb.thread.commit";
+  public static final String THREAD_MERGE = "sb.thread.merge";
+  public static final String THREAD_DISCARD = "sb.thread.discard";
+  /** The project room, on its own node only (the thread room there asks it). */
+  public static final String PROJECT_WORKTREE_CREATE = "sb.project.worktree.create";
+  public static final String PROJECT_CHANGES = "sb.project.changes";
+  public static final String PROJECT_COMMIT = "sb.project.commit";
+  public static final String PROJECT_MERGE = "sb.project.merge";
+  public static final String PROJECT_DISCARD = "sb.project.discard";
   /** Published when a thread is created (its row saved) and when it gets its title: as sb.thread.get answers. */
   public static final String THREAD_CHANGED = "sb.thread.changed";
   public static final String THREAD_LIST = "sb.thread.list";

@@ -174,5 +174,25 @@ final class Migrations {
           ) WITHOUT ROWID"""),
       // 9: the key a surface's answer carried (cluster mode): the same answer sent again (its reply lost
       // on the way) learns that it won, not that someone else answered
-      List.of("ALTER TABLE permission_request ADD COLUMN answer_key TEXT"));
+      List.of("ALTER TABLE permission_request ADD COLUMN answer_key TEXT"),
+      // 10: projects: the project a thread works in, its worktree's branch and what it started from
+      // (or 'discarded'), and the audit of what people did to a thread's work (commit, merge, discard)
+      List.of(
+          "ALTER TABLE thread ADD COLUMN project_id TEXT",
+          "ALTER TABLE thread ADD COLUMN branch TEXT",
+          "ALTER TABLE thread ADD COLUMN base_ref TEXT",
+          "ALTER TABLE thread ADD COLUMN base_commit TEXT",
+          "ALTER TABLE thread ADD COLUMN worktree_state TEXT",
+          """
+          CREATE TABLE project_action (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            at         INTEGER NOT NULL,
+            thread_id  TEXT NOT NULL,
+            project_id TEXT NOT NULL,
+            action     TEXT NOT NULL,
+            surface    TEXT NOT NULL,
+            user_id    TEXT,
+            detail     TEXT NOT NULL
+          )""",
+          "CREATE INDEX project_action_thread ON project_action (thread_id, id)"));
 }

@@ -77,6 +77,8 @@ public final class StoreRoom extends VerticleBase {
         Map.entry(Addresses.STORE_THREAD_ROUTE, write(threads::route)),
         Map.entry(Addresses.STORE_THREAD_DELETE, write(threads::delete)),
         Map.entry(Addresses.STORE_THREAD_LIST, read(threads::list)),
+        Map.entry(Addresses.STORE_PROJECT_ACTION, write(threads::projectAction)),
+        Map.entry(Addresses.STORE_PROJECT_ACTIONS, read(threads::projectActions)),
         Map.entry(Addresses.STORE_TRANSCRIPT_APPEND, transcriptWrite(transcripts::append)),
         Map.entry(Addresses.STORE_TRANSCRIPT_READ, read(transcripts::read)),
         Map.entry(Addresses.STORE_WEB_SESSION_SAVE, write(webSessions::save)),

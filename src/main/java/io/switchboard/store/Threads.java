@@ -27,14 +27,21 @@ final class Threads {
     String titleBy = b.getString("titleBy");
     Long archivedAt = b.getLong("archivedAt");
     long at = b.getLong("createdAt", System.currentTimeMillis());
+    String project = b.getString("projectId");
+    String branch = b.getString("branch");
+    String baseRef = b.getString("baseRef");
+    String baseCommit = b.getString("baseCommit");
+    String worktreeState = b.getString("worktreeState");
     return conn -> {
       update(conn, """
           INSERT INTO thread (thread_id, agent_id, workspace, title, acp_session_id, created_at, started_by, title_by,
-                              archived_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              archived_at, project_id, branch, base_ref, base_commit, worktree_state)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, acp_session_id = excluded.acp_session_id,
-                                                title_by = excluded.title_by, archived_at = excluded.archived_at""",
-          id, agentId, workspace, title, session, at, startedBy, titleBy, archivedAt);
+                                                title_by = excluded.title_by, archived_at = excluded.archived_at,
+                                                worktree_state = excluded.worktree_state""",
+          id, agentId, workspace, title, session, at, startedBy, titleBy, archivedAt, project, branch, baseRef,
+          baseCommit, worktreeState);
       return new JsonObject().put("threadId", id);
     };
   }
@@ -48,6 +55,35 @@ final class Threads {
       update(conn, "DELETE FROM thread WHERE thread_id = ?", id);
       return new JsonObject().put("threadId", id).put("events", events);
     };
+  }
+
+  /** What a person did to a thread's work (commit, merge, discard), kept for the audit. */
+  Write projectAction(JsonObject b) {
+    String id = required(b, "threadId");
+    String project = required(b, "projectId");
+    String action = required(b, "action");
+    String surface = required(b, "surface");
+    String user = b.getString("user");
+    JsonObject detail = b.getJsonObject("detail", new JsonObject());
+    long at = b.getLong("at", System.currentTimeMillis());
+    return conn -> {
+      update(conn, """
+          INSERT INTO project_action (at, thread_id, project_id, action, surface, user_id, detail)
+          VALUES (?, ?, ?, ?, ?, ?, ?)""", at, id, project, action, surface, user, detail.encode());
+      return new JsonObject().put("threadId", id);
+    };
+  }
+
+  Future<JsonObject> projectActions(JsonObject body) {
+    String id = body == null ? null : body.getString("threadId");
+    if (id == null) {
+      throw new IllegalArgumentException("threadId is missing");
+    }
+    return Sql.listed(readers.preparedQuery("SELECT * FROM project_action WHERE thread_id = ? ORDER BY id")
+        .execute(io.vertx.sqlclient.Tuple.of(id)), "actions", row -> new JsonObject()
+        .put("at", row.getLong("at")).put("action", row.getString("action"))
+        .put("projectId", row.getString("project_id")).put("surface", row.getString("surface"))
+        .put("user", row.getString("user_id")).put("detail", new JsonObject(row.getString("detail"))));
   }
 
   Write route(JsonObject b) {
@@ -80,6 +116,11 @@ final class Threads {
         .put("titleBy", row.getString("title_by"))
         .put("archivedAt", row.getLong("archived_at"))
         .put("createdAt", row.getLong("created_at"))
+        .put("projectId", row.getString("project_id"))
+        .put("branch", row.getString("branch"))
+        .put("baseRef", row.getString("base_ref"))
+        .put("baseCommit", row.getString("base_commit"))
+        .put("worktreeState", row.getString("worktree_state"))
         .put("lastSeq", row.getLong("last_seq") == null ? 0L : row.getLong("last_seq"))
         .put("routes", new JsonArray(row.getString("routes"))));
   }

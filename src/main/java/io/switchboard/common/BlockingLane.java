@@ -1,4 +1,4 @@
-package io.switchboard.agent;
+package io.switchboard.common;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -7,23 +7,23 @@ import java.util.ArrayDeque;
 import java.util.concurrent.Callable;
 
 /**
- * Blocking work of one agent session (its {@code fs/*} calls) on Vert.x's worker pool, at most
- * {@code parallel} at a time and in order of arrival. Each session has its own lane: a call that
+ * Blocking work of one owner (an agent session's {@code fs/*} calls, a repository's git changes) on
+ * Vert.x's worker pool, at most {@code parallel} at a time and in order of arrival. Each session has its own lane: a call that
  * blocks (a named pipe, a slow disk) holds up its own agent only, never another thread's agent
  * start or file calls, as one ordered queue per room would. Used on the agent room's event loop.
  */
-final class BlockingLane {
+public final class BlockingLane {
   private final Vertx vertx;
   private final int parallel;
   private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
   private int running;
 
-  BlockingLane(Vertx vertx, int parallel) {
+  public BlockingLane(Vertx vertx, int parallel) {
     this.vertx = vertx;
     this.parallel = parallel;
   }
 
-  <T> Future<T> run(Callable<T> work) {
+  public <T> Future<T> run(Callable<T> work) {
     Promise<T> done = Promise.promise();
     Runnable start = () -> {
       running++;
@@ -45,7 +45,7 @@ final class BlockingLane {
   }
 
   /** Calls waiting for a free place in the lane (not yet running). */
-  int waiting() {
+  public int waiting() {
     return waiting.size();
   }
 }
