@@ -2,26 +2,38 @@ package io.switchboard.cli;
 
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.PluginSpec;
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.store.LedgerReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** {@code doctor}: checks what the gateway needs, one line each, and says how to fix what is wrong. */
 public final class Doctor {
   private final Settings settings;
   private final PrintStream out;
+  /** The git program run for the projects' checks ("git" on PATH; tests name a missing one). */
+  private final String git;
   private int problems;
 
   public Doctor(Settings settings, PrintStream out) {
+    this(settings, out, "git");
+  }
+
+  Doctor(Settings settings, PrintStream out, String git) {
     this.settings = settings;
     this.out = out;
+    this.git = git;
   }
 
   /** Runs every check; returns the number of problems found. */
@@ -39,6 +51,9 @@ public final class Doctor {
     }
     for (PluginSpec p : settings.plugins()) {
       command("plugin " + p.id(), p.command(), p.cwd());
+    }
+    for (ProjectSpec p : settings.projects()) {
+      project(p);
     }
     sandbox();
     agentProcesses();
@@ -111,6 +126,122 @@ public final class Doctor {
     if (cwd != null && !Files.isDirectory(Path.of(cwd))) {
       problem(what + ": working directory " + cwd + " does not exist");
     }
+  }
+
+  /**
+   * A project's directory as it is now: still there, a git repository or not (and then git
+   * installed, the current branch, how many uncommitted changes). The configuration was checked at
+   * load; this finds what changed since, or what only running git shows.
+   */
+  private void project(ProjectSpec p) {
+    String what = "project " + p.id() + ": " + p.path();
+    if (!Files.isDirectory(p.path())) {
+      problem(what + " does not exist any more (or is not a directory); restore it or fix \"path\" in the "
+          + "configuration");
+      return;
+    }
+    boolean isGit = Files.exists(p.path().resolve(".git"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    if (!isGit) {
+      check(!p.perThread(), what + " (not git, shared)", what + " has no .git any more, but its threads get git "
+          + "worktrees (\"worktrees\": \"perThread\"); restore the repository or set \"worktrees\": \"shared\"");
+      return;
+    }
+    String mode = p.perThread() ? "perThread worktrees" : "shared";
+    if (resolve(git) == null) {
+      problem(what + " is a git repository but git is not installed" + (git.contains("/") ? " (" + git + ")"
+          : " (not on PATH)") + "; install git");
+      return;
+    }
+    Git head = git(p.path(), "rev-parse", "--abbrev-ref", "HEAD");
+    String branch;
+    if (head.code == 0) {
+      branch = head.out.strip().equals("HEAD") ? "detached HEAD" : "branch " + head.out.strip();
+    } else {
+      // A repository without a commit yet: HEAD names a branch that does not exist.
+      Git unborn = head.code < 0 ? head : git(p.path(), "symbolic-ref", "--short", "-q", "HEAD");
+      if (unborn.code != 0) {
+        problem(what + ": git cannot read the repository: " + head.error());
+        return;
+      }
+      branch = "branch " + unborn.out.strip() + ", no commits yet";
+      if (p.perThread()) {
+        problem(what + " (git, " + branch + ", " + mode + "): a thread's worktree starts from a commit; commit once, "
+            + "or set \"worktrees\": \"shared\"");
+        return;
+      }
+    }
+    Git status = git(p.path(), "status", "--porcelain");
+    String changes = status.code != 0 ? "uncommitted changes unknown: " + status.error()
+        : count(status.out) + " uncommitted change" + (count(status.out) == 1 ? "" : "s");
+    ok(what + " (git, " + branch + ", " + mode + ", " + changes + ")");
+  }
+
+  private static long count(String lines) {
+    return lines.lines().filter(l -> !l.isBlank()).count();
+  }
+
+  /** What git printed and its exit code; -1 when it did not finish in time or did not start. */
+  private record Git(int code, String out, String err) {
+    String error() {
+      String text = (code == -1 ? err : err.isBlank() ? out : err).strip();
+      int nl = text.indexOf('\n');
+      return nl < 0 ? text : text.substring(0, nl);
+    }
+  }
+
+  /**
+   * Runs git in {@code dir} with neither the system's nor the user's git configuration (no hooks,
+   * no fsmonitor daemon started, no optional locks taken), for at most 10 s.
+   */
+  private Git git(Path dir, String... args) {
+    List<String> argv = new ArrayList<>(List.of(git, "--no-optional-locks", "-C", dir.toString(),
+        "-c", "core.fsmonitor=false"));
+    argv.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(argv);
+    pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
+    pb.environment().put("GIT_CONFIG_GLOBAL", "/dev/null");
+    pb.environment().put("GIT_TERMINAL_PROMPT", "0");
+    pb.environment().put("LC_ALL", "C");
+    Process process;
+    try {
+      process = pb.start();
+    } catch (IOException e) {
+      return new Git(-1, "", "git does not start: " + e.getMessage());
+    }
+    try {
+      process.getOutputStream().close();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      Thread outReader = drain(process.getInputStream(), out);
+      Thread errReader = drain(process.getErrorStream(), err);
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        return new Git(-1, "", "git did not finish within 10 s");
+      }
+      outReader.join(2000);
+      errReader.join(2000);
+      return new Git(process.exitValue(), out.toString(java.nio.charset.StandardCharsets.UTF_8),
+          err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (IOException | InterruptedException e) {
+      process.destroyForcibly();
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      return new Git(-1, "", "git failed: " + e.getMessage());
+    }
+  }
+
+  private static Thread drain(InputStream in, ByteArrayOutputStream into) {
+    Thread t = new Thread(() -> {
+      try (in) {
+        in.transferTo(into);
+      } catch (IOException ignored) {
+        // what was read so far is kept
+      }
+    }, "doctor-git-output");
+    t.setDaemon(true);
+    t.start();
+    return t;
   }
 
   private static Path resolve(String program) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -202,7 +203,8 @@ public final class SettingsLoader {
   /** Checks a merged configuration tree and turns it into settings. */
   public static Settings parse(JsonObject tree) throws ConfigException {
     Node root = new Node("", tree);
-    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster");
+    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster",
+        "projects", "defaultProject");
 
     Node http = root.object("http");
     http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
@@ -315,9 +317,247 @@ public final class SettingsLoader {
       throw new ConfigException("plugins", "plugins run on the edge node of a cluster: configure them there, not on "
           + "agent node \"" + cluster.node() + "\"");
     }
+
+    List<ProjectSpec> projects = new ArrayList<>();
+    if (root.has("projects")) {
+      List<String> agentOrder = agents.stream().map(AgentSpec::id).toList();
+      for (Node p : root.objects("projects")) {
+        projects.add(project(p, projects, Path.of(dataDir), agentOrder, edge));
+      }
+    }
+    String defaultProject = null;
+    if (root.has("defaultProject")) {
+      defaultProject = root.string("defaultProject", true);
+      String wanted = defaultProject;
+      if (projects.stream().noneMatch(p -> p.id().equals(wanted))) {
+        throw new ConfigException("defaultProject", "names no configured project: \"" + defaultProject + "\" ("
+            + (projects.isEmpty() ? "\"projects\" lists none" : "configured: "
+                + String.join(", ", projects.stream().map(ProjectSpec::id).toList())) + ")");
+      }
+    }
     return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
-        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster);
+        logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
+        projects, defaultProject);
+  }
+
+  /**
+   * One {@code projects[]} entry. Its directory is compared on its real path (symbolic links
+   * resolved) with the data directory and with the projects before it ({@code earlier}).
+   */
+  private static ProjectSpec project(Node p, List<ProjectSpec> earlier, Path dataDir, List<String> agentIds,
+                                     boolean edge) throws ConfigException {
+    p.onlyKeys("id", "name", "path", "agents", "worktrees", "baseBranch", "mcpServers", "copyFiles", "setup");
+    String id = p.id("id");
+    for (ProjectSpec e : earlier) {
+      if (e.id().equals(id)) {
+        throw new ConfigException(p.key("id"), "duplicate project id \"" + id + "\"");
+      }
+    }
+    String name = p.has("name") ? p.string("name", true) : id;
+
+    String given = p.path("path");
+    Path path = Path.of(given);
+    if (!path.isAbsolute()) {
+      throw new ConfigException(p.key("path"), "must be an absolute path, got \"" + given + "\"");
+    }
+    if (!Files.exists(path)) {
+      throw new ConfigException(p.key("path"), given + " does not exist");
+    }
+    if (!Files.isDirectory(path)) {
+      throw new ConfigException(p.key("path"), given + " is not a directory");
+    }
+    Path real;
+    try {
+      real = path.toRealPath();
+    } catch (IOException e) {
+      throw new ConfigException(p.key("path"), "cannot resolve " + given + ": " + e.getMessage());
+    }
+    Path data = dataDir.toAbsolutePath().normalize();
+    for (Path d : new LinkedHashSet<>(List.of(data, realPrefix(data)))) {
+      if (real.startsWith(d)) {
+        throw new ConfigException(p.key("path"), real + " is inside the data directory " + data + ": the agent's "
+            + "sandbox hides the data directory (the token and the database live there), so an agent could not "
+            + "see its project; keep projects outside dataDir");
+      }
+      if (d.startsWith(real)) {
+        throw new ConfigException(p.key("path"), real + " contains the data directory " + data + ": the agent's "
+            + "sandbox hides the data directory (the token and the database live there), which would cut a hole "
+            + "into the project; move dataDir out of the project");
+      }
+    }
+    for (ProjectSpec e : earlier) {
+      if (real.startsWith(e.path()) || e.path().startsWith(real)) {
+        throw new ConfigException(p.key("path"), "overlaps project " + e.id() + " (" + e.path() + "): two "
+            + "projects may not share a directory, nor lie one inside the other");
+      }
+    }
+
+    List<String> agents = p.has("agents") ? p.strings("agents", false) : List.of();
+    if (!edge) { // an edge node's agents are the agent node's (as for plugins[].agent)
+      for (int i = 0; i < agents.size(); i++) {
+        if (!agentIds.contains(agents.get(i))) {
+          throw new ConfigException(p.key("agents") + "[" + i + "]", "names no configured agent: \""
+              + agents.get(i) + "\" (configured: " + String.join(", ", agentIds) + ")");
+        }
+      }
+    }
+
+    boolean git = Files.exists(real.resolve(".git"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    ProjectSpec.Worktrees worktrees = git ? ProjectSpec.Worktrees.PER_THREAD : ProjectSpec.Worktrees.SHARED;
+    if (p.has("worktrees")) {
+      String w = p.string("worktrees", true);
+      worktrees = null;
+      for (ProjectSpec.Worktrees candidate : ProjectSpec.Worktrees.values()) {
+        if (candidate.key.equals(w)) {
+          worktrees = candidate;
+        }
+      }
+      if (worktrees == null) {
+        throw new ConfigException(p.key("worktrees"), "must be perThread (a git worktree per thread) or shared "
+            + "(every thread in the project's directory), got \"" + w + "\"");
+      }
+      if (worktrees == ProjectSpec.Worktrees.PER_THREAD && !git) {
+        throw new ConfigException(p.key("worktrees"), "perThread needs a git repository; " + real
+            + " has no .git (use \"shared\", or git init it)");
+      }
+    }
+
+    String baseBranch = null;
+    if (p.has("baseBranch")) {
+      baseBranch = p.string("baseBranch", true);
+      String wrong = branchProblem(baseBranch);
+      if (wrong != null) {
+        throw new ConfigException(p.key("baseBranch"), "is not a usable branch name (" + wrong + "), got \""
+            + baseBranch + "\"");
+      }
+    }
+
+    JsonArray mcpServers = new JsonArray();
+    if (p.has("mcpServers")) {
+      for (Node m : p.objects("mcpServers")) {
+        mcpServers.add(mcpServer(m));
+      }
+    }
+
+    List<String> copyFiles = p.has("copyFiles") ? p.strings("copyFiles", false) : List.of();
+    for (int i = 0; i < copyFiles.size(); i++) {
+      String f = copyFiles.get(i);
+      String at = p.key("copyFiles") + "[" + i + "]";
+      try {
+        Path.of(f);
+      } catch (java.nio.file.InvalidPathException e) {
+        throw new ConfigException(at, "is not a valid path: " + e.getReason());
+      }
+      if (f.startsWith("/") || Path.of(f).isAbsolute()) {
+        throw new ConfigException(at, "must be a path relative to the project's directory, got \"" + f + "\"");
+      }
+      for (String segment : f.split("/")) {
+        if (segment.equals("..")) {
+          throw new ConfigException(at, "must stay inside the project's directory (no \"..\"), got \"" + f + "\"");
+        }
+      }
+    }
+    List<String> setup = p.has("setup") ? p.strings("setup", true) : List.of();
+    return new ProjectSpec(id, name, real, agents, worktrees, baseBranch, mcpServers, copyFiles, setup);
+  }
+
+  /** The real path of {@code path}'s longest existing prefix, with the rest appended (it may not exist yet). */
+  private static Path realPrefix(Path path) {
+    Path rest = Path.of("");
+    for (Path at = path; at != null; at = at.getParent()) {
+      try {
+        return at.toRealPath().resolve(rest).normalize();
+      } catch (IOException e) {
+        rest = at.getFileName() == null ? rest : at.getFileName().resolve(rest);
+      }
+    }
+    return path;
+  }
+
+  /** Why {@code name} is not a plausible git branch name (git check-ref-format's main rules), or null. */
+  private static String branchProblem(String name) {
+    if (name.startsWith("-")) {
+      return "starts with '-'";
+    }
+    if (name.contains("..")) {
+      return "contains \"..\"";
+    }
+    if (name.contains("@{")) {
+      return "contains \"@{\"";
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        return "contains a control character";
+      }
+      if (c == ' ') {
+        return "contains a space";
+      }
+      if ("~^:?*[\\".indexOf(c) >= 0) {
+        return "contains '" + c + "'";
+      }
+    }
+    if (name.startsWith("/") || name.endsWith("/") || name.contains("//")) {
+      return "has an empty part between '/'";
+    }
+    if (name.endsWith(".") || name.endsWith(".lock") || name.equals("@")) {
+      return "ends with '.' or \".lock\", or is \"@\"";
+    }
+    return null;
+  }
+
+  /**
+   * One {@code mcpServers[]} entry, in ACP's {@code session/new} form: a stdio server ({@code command},
+   * {@code args}, {@code env}) or an http/sse one ({@code type}, {@code url}, {@code headers}). The
+   * object is kept as given, with the lists ACP requires filled in empty where left out.
+   */
+  private static JsonObject mcpServer(Node m) throws ConfigException {
+    m.string("name", true);
+    String type = m.has("type") ? m.string("type", true) : null;
+    if (type == null && !m.has("command")) {
+      throw new ConfigException(m.key(m.has("url") ? "type" : "command"), "an MCP server needs a \"command\" "
+          + "(stdio) or a \"type\" (http or sse) and a \"url\"");
+    }
+    JsonObject out = m.json.copy();
+    if (type == null || type.equals("stdio")) {
+      m.onlyKeys("name", "type", "command", "args", "env");
+      m.string("command", true);
+      if (m.has("args")) {
+        Object v = m.json.getValue("args");
+        if (!(v instanceof JsonArray a)) {
+          throw new ConfigException(m.key("args"), "must be an array of strings, got " + Node.describe(v));
+        }
+        for (int i = 0; i < a.size(); i++) {
+          if (!(a.getValue(i) instanceof String)) {
+            throw new ConfigException(m.key("args") + "[" + i + "]", "must be a string, got "
+                + Node.describe(a.getValue(i)));
+          }
+        }
+      } else {
+        out.put("args", new JsonArray());
+      }
+      if (m.has("env")) {
+        m.namedValues("env");
+      } else {
+        out.put("env", new JsonArray());
+      }
+    } else if (type.equals("http") || type.equals("sse")) {
+      m.onlyKeys("name", "type", "url", "headers");
+      String url = m.string("url", true);
+      if (!url.startsWith("http://") && !url.startsWith("https://")) {
+        throw new ConfigException(m.key("url"), "must start with http:// or https://, got \"" + url + "\"");
+      }
+      if (m.has("headers")) {
+        m.namedValues("headers");
+      } else {
+        out.put("headers", new JsonArray());
+      }
+    } else {
+      throw new ConfigException(m.key("type"), "must be http or sse (a stdio server has a \"command\"), got \""
+          + type + "\"");
+    }
+    return out;
   }
 
   private static Settings.Cluster cluster(Node c) throws ConfigException {
@@ -468,6 +708,15 @@ public final class SettingsLoader {
         out.add(new Node(key(name) + "[" + i + "]", o));
       }
       return out;
+    }
+
+    /** An array of {@code {"name": ..., "value": ...}} objects (ACP's env variables and http headers). */
+    void namedValues(String name) throws ConfigException {
+      for (Node item : objects(name)) {
+        item.onlyKeys("name", "value");
+        item.string("name", true);
+        item.string("value", false);
+      }
     }
 
     Map<String, String> env(String name) throws ConfigException {

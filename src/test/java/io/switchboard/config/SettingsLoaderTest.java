@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.config.SettingsLoader.Override;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -184,5 +188,308 @@ class SettingsLoaderTest {
     assertEquals("vibearound", p.dialect());
     assertEquals("x", p.config().getString("bot_token"));
     assertEquals(java.util.List.of("42"), p.approvers());
+  }
+
+  // --- projects[] and defaultProject ---
+
+  /** Runs git in {@code where} without the system's or the user's configuration; it must succeed. */
+  static void git(Path where, String... args) throws Exception {
+    List<String> argv = new ArrayList<>(List.of("git", "-C", where.toString(), "-c", "user.name=Test",
+        "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"));
+    argv.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+    pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
+    pb.environment().put("GIT_CONFIG_GLOBAL", "/dev/null");
+    Process process = pb.start();
+    String out = new String(process.getInputStream().readAllBytes());
+    assertTrue(process.waitFor(30, TimeUnit.SECONDS), "git " + args[0] + " hangs");
+    assertEquals(0, process.exitValue(), "git " + String.join(" ", args) + ": " + out);
+  }
+
+  private Path directory(String name) throws Exception {
+    return Files.createDirectories(dir.resolve(name));
+  }
+
+  private Path repository(String name) throws Exception {
+    Path repo = directory(name);
+    git(repo, "init", "-q");
+    return repo;
+  }
+
+  /** The built-in defaults with a data directory under the test's directory, the projects and these keys. */
+  private JsonObject withProjects(JsonArray projects) {
+    return SettingsLoader.defaults().put("dataDir", dir.resolve("data").toString()).put("projects", projects);
+  }
+
+  private static JsonObject project(String id, Path path) {
+    return new JsonObject().put("id", id).put("path", path.toString());
+  }
+
+  /** The error for a configuration with these projects; asserts its key and that its message holds {@code says}. */
+  private static void refused(JsonObject tree, String key, String says) {
+    ConfigException e = assertThrows(ConfigException.class, () -> SettingsLoader.parse(tree));
+    assertEquals(key, e.key(), e.getMessage());
+    assertTrue(e.getMessage().contains(says), "\"" + e.getMessage() + "\" should say \"" + says + "\"");
+  }
+
+  private void refusedProject(JsonObject project, String key, String says) {
+    refused(withProjects(new JsonArray().add(project)), key, says);
+  }
+
+  @Test
+  void noProjectsIsTheDefault() throws Exception {
+    Settings s = SettingsLoader.parse(SettingsLoader.defaults());
+    assertEquals(List.of(), s.projects());
+    assertEquals(null, s.defaultProject());
+  }
+
+  @Test
+  void projectsParseWithTheirDefaults() throws Exception {
+    Path web = repository("web");
+    Path notes = directory("notes");
+    // A linked worktree or a submodule has a .git file, not a directory: still a repository.
+    Path linked = directory("linked");
+    Files.writeString(linked.resolve(".git"), "gitdir: " + web.resolve(".git") + "\n");
+    Path viaLink = Files.createSymbolicLink(dir.resolve("notes-link"), notes);
+    JsonArray servers = new JsonArray()
+        .add(new JsonObject().put("name", "fs").put("command", "/usr/bin/mcp-fs").put("args", new JsonArray().add("-v"))
+            .put("env", new JsonArray().add(new JsonObject().put("name", "ROOT").put("value", "/srv"))))
+        .add(new JsonObject().put("name", "bare").put("command", "mcp-bare"))
+        .add(new JsonObject().put("name", "docs").put("type", "http").put("url", "https://mcp.example.org/docs")
+            .put("headers", new JsonArray().add(new JsonObject().put("name", "Authorization").put("value", "x"))))
+        .add(new JsonObject().put("name", "events").put("type", "sse").put("url", "http://127.0.0.1:9000/sse"));
+    JsonObject tree = withProjects(new JsonArray()
+        .add(project("web", web).put("name", "Web app").put("agents", new JsonArray().add("claude"))
+            .put("baseBranch", "release/2.x").put("mcpServers", servers)
+            .put("copyFiles", new JsonArray().add(".env").add("config/local.json"))
+            .put("setup", new JsonArray().add("npm").add("ci")))
+        .add(project("notes", viaLink))
+        .add(project("linked", linked))
+        .add(project("shared-repo", repository("shared-repo")).put("worktrees", "shared")))
+        .put("defaultProject", "web")
+        .put("agents", SettingsLoader.defaults().getJsonArray("agents").copy()
+            .add(new JsonObject().put("id", "claude").put("command", new JsonArray().add("claude-code-acp"))));
+    Settings s = SettingsLoader.parse(tree);
+
+    assertEquals(List.of("web", "notes", "linked", "shared-repo"), s.projects().stream().map(ProjectSpec::id).toList());
+    assertEquals("web", s.defaultProject());
+    ProjectSpec w = s.project("web").orElseThrow();
+    assertEquals("Web app", w.name());
+    assertEquals(web.toRealPath(), w.path());
+    assertEquals(List.of("claude"), w.agents());
+    assertTrue(w.allows("claude") && !w.allows("demo"));
+    assertEquals(ProjectSpec.Worktrees.PER_THREAD, w.worktrees(), "a git repository gets worktrees per thread");
+    assertEquals("release/2.x", w.baseBranch());
+    assertEquals(List.of(".env", "config/local.json"), w.copyFiles());
+    assertEquals(List.of("npm", "ci"), w.setup());
+    // As given, with the lists ACP's session/new requires filled in where left out.
+    assertEquals(new JsonArray()
+        .add(servers.getJsonObject(0))
+        .add(new JsonObject().put("name", "bare").put("command", "mcp-bare").put("args", new JsonArray())
+            .put("env", new JsonArray()))
+        .add(servers.getJsonObject(2))
+        .add(servers.getJsonObject(3).copy().put("headers", new JsonArray())), w.mcpServers());
+
+    ProjectSpec n = s.project("notes").orElseThrow();
+    assertEquals("notes", n.name(), "the name defaults to the id");
+    assertEquals(notes.toRealPath(), n.path(), "a symbolic link is resolved");
+    assertEquals(ProjectSpec.Worktrees.SHARED, n.worktrees(), "a directory without .git is shared");
+    assertEquals(null, n.baseBranch());
+    assertEquals(List.of(), n.agents());
+    assertTrue(n.allows("demo"), "no agents listed: every agent may run there");
+    assertEquals(new JsonArray(), n.mcpServers());
+    assertEquals(List.of(), n.copyFiles());
+    assertEquals(List.of(), n.setup());
+    assertEquals(ProjectSpec.Worktrees.PER_THREAD, s.project("linked").orElseThrow().worktrees());
+    assertEquals(ProjectSpec.Worktrees.SHARED, s.project("shared-repo").orElseThrow().worktrees());
+  }
+
+  @Test
+  void projectsAndDefaultProjectAreReadFromTheFile() throws Exception {
+    Path web = repository("web");
+    Settings s = load(new JsonObject().put("dataDir", dir.resolve("data").toString())
+        .put("projects", new JsonArray().add(project("web", web))).put("defaultProject", "web").encode(),
+        Map.of(), Map.of());
+    assertEquals("web", s.defaultProject());
+    assertEquals(web.toRealPath(), s.project("web").orElseThrow().path());
+  }
+
+  @Test
+  void badProjectKeysAreNamed() throws Exception {
+    Path ok = directory("ok");
+    refused(SettingsLoader.defaults().put("projects", new JsonObject()), "projects", "must be an array of objects");
+    refused(withProjects(new JsonArray().add("web")), "projects[0]", "must be an object");
+    refusedProject(project("p", ok).put("colour", "blue"), "projects[0].colour", "unknown key");
+    refusedProject(new JsonObject().put("path", ok.toString()), "projects[0].id", "missing");
+    refusedProject(project("no spaces", ok), "projects[0].id", "must be letters, digits");
+    refused(withProjects(new JsonArray().add(project("p", ok)).add(project("p", directory("other")))),
+        "projects[1].id", "duplicate project id \"p\"");
+    refusedProject(new JsonObject().put("id", "p"), "projects[0].path", "missing");
+    refusedProject(project("p", ok).put("name", ""), "projects[0].name", "must not be empty");
+    refusedProject(project("p", ok).put("setup", new JsonArray()), "projects[0].setup", "must not be empty");
+    refusedProject(project("p", ok).put("setup", "make"), "projects[0].setup", "must be an array of strings");
+  }
+
+  @Test
+  void aProjectsPathMustBeAnExistingDirectoryOutsideTheDataDirectory() throws Exception {
+    refusedProject(new JsonObject().put("id", "p").put("path", "src/web"), "projects[0].path",
+        "must be an absolute path, got \"src/web\"");
+    refusedProject(project("p", dir.resolve("gone")), "projects[0].path", dir.resolve("gone") + " does not exist");
+    Path file = Files.writeString(dir.resolve("file.txt"), "x");
+    refusedProject(project("p", file), "projects[0].path", "is not a directory");
+
+    Path data = directory("data");
+    Path inData = Files.createDirectories(data.resolve("workspaces/x"));
+    refusedProject(project("p", inData), "projects[0].path", "is inside the data directory " + data);
+    refusedProject(project("p", inData), "projects[0].path", "the token and the database live there");
+    refusedProject(project("p", data), "projects[0].path", "is inside the data directory");
+    refusedProject(project("p", dir), "projects[0].path", "contains the data directory " + data);
+    // Compared on real paths: a link into the data directory is inside it too.
+    Path link = Files.createSymbolicLink(dir.resolve("sneaky"), inData);
+    refusedProject(project("p", link), "projects[0].path", inData.toRealPath() + " is inside the data directory");
+    // And a data directory named through a link (that need not exist yet) is compared where it really is.
+    Path real = directory("real");
+    Path dataLink = Files.createSymbolicLink(dir.resolve("data-link"), real);
+    Path inside = Files.createDirectories(real.resolve("later/project"));
+    String linkedData = dataLink.resolve("later").toString();
+    refused(withProjects(new JsonArray().add(project("p", inside))).put("dataDir", linkedData),
+        "projects[0].path", "is inside the data directory");
+    refused(withProjects(new JsonArray().add(project("p", real))).put("dataDir", linkedData),
+        "projects[0].path", "contains the data directory");
+  }
+
+  @Test
+  void projectsMayNotOverlap() throws Exception {
+    Path web = directory("web");
+    Path nested = directory("web/packages/ui");
+    refused(withProjects(new JsonArray().add(project("web", web)).add(project("ui", nested))),
+        "projects[1].path", "overlaps project web (" + web.toRealPath() + ")");
+    refused(withProjects(new JsonArray().add(project("ui", nested)).add(project("web", web))),
+        "projects[1].path", "overlaps project ui (" + nested.toRealPath() + ")");
+    Path alias = Files.createSymbolicLink(dir.resolve("alias"), web);
+    refused(withProjects(new JsonArray().add(project("web", web)).add(project("again", alias))),
+        "projects[1].path", "overlaps project web");
+    // Side by side is fine, even with a common prefix in the name.
+    Settings s = SettingsLoader.parse(withProjects(new JsonArray().add(project("web", web))
+        .add(project("web2", directory("web2")))));
+    assertEquals(2, s.projects().size());
+  }
+
+  @Test
+  void aProjectsAgentsMustBeConfiguredExceptOnAnEdgeNode() throws Exception {
+    Path ok = directory("ok");
+    JsonObject tree = withProjects(new JsonArray().add(project("p", ok).put("agents", new JsonArray().add("demo")
+        .add("ghost"))));
+    refused(tree, "projects[0].agents[1]", "names no configured agent: \"ghost\" (configured: demo)");
+    refusedProject(project("p", ok).put("agents", new JsonArray().add("")), "projects[0].agents[0]",
+        "must be a non-empty string");
+    // An edge node's agents are the agent node's.
+    Settings edge = SettingsLoader.parse(tree.copy().put("cluster", new JsonObject().put("node", "edge")
+        .put("role", "edge").put("host", "10.0.0.5").put("members", new JsonArray().add("10.0.0.5:5701"))));
+    assertEquals(List.of("demo", "ghost"), edge.project("p").orElseThrow().agents());
+  }
+
+  @Test
+  void worktreesAreCheckedAgainstTheDirectory() throws Exception {
+    Path plain = directory("plain");
+    refusedProject(project("p", plain).put("worktrees", "perThread"), "projects[0].worktrees",
+        "perThread needs a git repository; " + plain.toRealPath() + " has no .git");
+    refusedProject(project("p", repository("repo")).put("worktrees", "sometimes"), "projects[0].worktrees",
+        "must be perThread (a git worktree per thread) or shared");
+    refusedProject(project("p", plain).put("worktrees", "PerThread"), "projects[0].worktrees", "got \"PerThread\"");
+    assertEquals(ProjectSpec.Worktrees.PER_THREAD, SettingsLoader.parse(withProjects(new JsonArray()
+        .add(project("p", dir.resolve("repo")).put("worktrees", "perThread")))).projects().get(0).worktrees());
+  }
+
+  @Test
+  void aBaseBranchMustBeAPlausibleBranchName() throws Exception {
+    Path repo = repository("repo");
+    refusedProject(project("p", repo).put("baseBranch", ""), "projects[0].baseBranch", "must not be empty");
+    refusedProject(project("p", repo).put("baseBranch", 3), "projects[0].baseBranch", "must be a string");
+    Map<String, String> wrong = Map.of("my branch", "contains a space", "main..dev", "contains \"..\"",
+        "-f", "starts with '-'", "tab\tbed", "contains a control character", "main~1", "contains '~'",
+        "HEAD^", "contains '^'",
+        "a:b", "contains ':'", "what?", "contains '?'", "feat*", "contains '*'", "back\\slash", "contains '\\'");
+    for (Map.Entry<String, String> e : wrong.entrySet()) {
+      refusedProject(project("p", repo).put("baseBranch", e.getKey()), "projects[0].baseBranch",
+          "is not a usable branch name (" + e.getValue() + "), got \"" + e.getKey() + "\"");
+    }
+    refusedProject(project("p", repo).put("baseBranch", "[x"), "projects[0].baseBranch", "contains '['");
+    refusedProject(project("p", repo).put("baseBranch", "x.lock"), "projects[0].baseBranch", "\".lock\"");
+    refusedProject(project("p", repo).put("baseBranch", "x/"), "projects[0].baseBranch", "empty part");
+    assertEquals("feature/x-1.2_y", SettingsLoader.parse(withProjects(new JsonArray()
+        .add(project("p", repo).put("baseBranch", "feature/x-1.2_y")))).projects().get(0).baseBranch());
+  }
+
+  @Test
+  void mcpServersAreCheckedInTheirAcpForm() throws Exception {
+    Path ok = directory("ok");
+    String at = "projects[0].mcpServers";
+    java.util.function.BiConsumer<Object, String[]> refusedServer = (server, keyAndText) -> refusedProject(
+        project("p", ok).put("mcpServers", new JsonArray().add(server)), keyAndText[0], keyAndText[1]);
+    refusedProject(project("p", ok).put("mcpServers", new JsonObject()), at, "must be an array of objects");
+    refusedServer.accept("fs", new String[] {at + "[0]", "must be an object"});
+    refusedServer.accept(new JsonObject().put("command", "x"), new String[] {at + "[0].name", "missing"});
+    refusedServer.accept(new JsonObject().put("name", "").put("command", "x"), new String[] {at + "[0].name",
+        "must not be empty"});
+    refusedServer.accept(new JsonObject().put("name", "fs"), new String[] {at + "[0].command",
+        "needs a \"command\" (stdio) or a \"type\" (http or sse) and a \"url\""});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", ""), new String[] {at + "[0].command",
+        "must not be empty"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", new JsonArray().add("x")),
+        new String[] {at + "[0].command", "must be a string"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("args", "-v"),
+        new String[] {at + "[0].args", "must be an array of strings"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("args", new JsonArray().add(1)),
+        new String[] {at + "[0].args[0]", "must be a string, got 1"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("env", new JsonObject()),
+        new String[] {at + "[0].env", "must be an array of objects"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("env", new JsonArray()
+        .add(new JsonObject().put("name", "A"))), new String[] {at + "[0].env[0].value", "missing"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("env", new JsonArray()
+        .add(new JsonObject().put("name", "A").put("value", "1").put("secret", true))),
+        new String[] {at + "[0].env[0].secret", "unknown key"});
+    refusedServer.accept(new JsonObject().put("name", "fs").put("command", "x").put("url", "http://h"),
+        new String[] {at + "[0].url", "unknown key"});
+    refusedServer.accept(new JsonObject().put("name", "web").put("url", "https://h/mcp"),
+        new String[] {at + "[0].type", "needs a \"command\" (stdio) or a \"type\""});
+    refusedServer.accept(new JsonObject().put("name", "web").put("type", "ws").put("url", "https://h/mcp"),
+        new String[] {at + "[0].type", "must be http or sse"});
+    refusedServer.accept(new JsonObject().put("name", "web").put("type", "http"),
+        new String[] {at + "[0].url", "missing"});
+    refusedServer.accept(new JsonObject().put("name", "web").put("type", "http").put("url", "ftp://h/mcp"),
+        new String[] {at + "[0].url", "must start with http:// or https://, got \"ftp://h/mcp\""});
+    refusedServer.accept(new JsonObject().put("name", "web").put("type", "sse").put("url", "https://h/mcp")
+        .put("headers", new JsonArray().add(new JsonObject().put("value", "x"))),
+        new String[] {at + "[0].headers[0].name", "missing"});
+    refusedServer.accept(new JsonObject().put("name", "web").put("type", "sse").put("url", "https://h/mcp")
+        .put("command", "x"), new String[] {at + "[0].command", "unknown key"});
+  }
+
+  @Test
+  void copyFilesStayInsideTheProject() throws Exception {
+    Path ok = directory("ok");
+    refusedProject(project("p", ok).put("copyFiles", new JsonArray().add(".env").add("/etc/passwd")),
+        "projects[0].copyFiles[1]", "must be a path relative to the project's directory, got \"/etc/passwd\"");
+    refusedProject(project("p", ok).put("copyFiles", new JsonArray().add("../secrets")),
+        "projects[0].copyFiles[0]", "no \"..\"");
+    refusedProject(project("p", ok).put("copyFiles", new JsonArray().add("config/../../x")),
+        "projects[0].copyFiles[0]", "no \"..\"");
+    refusedProject(project("p", ok).put("copyFiles", new JsonArray().add("")), "projects[0].copyFiles[0]",
+        "must be a non-empty string");
+    assertEquals(List.of("..env", "a/..b"), SettingsLoader.parse(withProjects(new JsonArray().add(project("p", ok)
+        .put("copyFiles", new JsonArray().add("..env").add("a/..b"))))).projects().get(0).copyFiles());
+  }
+
+  @Test
+  void theDefaultProjectMustBeConfigured() throws Exception {
+    Path ok = directory("ok");
+    refused(withProjects(new JsonArray().add(project("web", ok))).put("defaultProject", "ghost"), "defaultProject",
+        "names no configured project: \"ghost\" (configured: web)");
+    refused(SettingsLoader.defaults().put("defaultProject", "web"), "defaultProject",
+        "names no configured project: \"web\"");
+    refused(withProjects(new JsonArray().add(project("web", ok))).put("defaultProject", 1), "defaultProject",
+        "must be a string");
+    assertEquals(null, SettingsLoader.parse(withProjects(new JsonArray().add(project("web", ok)))).defaultProject());
   }
 }

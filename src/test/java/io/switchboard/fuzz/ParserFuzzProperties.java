@@ -80,7 +80,8 @@ class ParserFuzzProperties {
   @Provide
   Arbitrary<JsonObject> configs() {
     // Mutations of the defaults: a key set to a hostile value, removed, or added.
-    return Arbitraries.of("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "extra")
+    return Arbitraries.of("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "projects",
+        "defaultProject", "extra")
         .flatMap(key -> Inputs.json(3).map(value -> {
           JsonObject tree = SettingsLoader.defaults();
           if (value == null) {

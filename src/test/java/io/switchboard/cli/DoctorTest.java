@@ -1,0 +1,127 @@
+package io.switchboard.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.switchboard.config.Settings;
+import io.switchboard.config.SettingsLoader;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code doctor}'s line per configured project. */
+class DoctorTest {
+  @TempDir
+  Path dir;
+
+  private record Report(int problems, String out) {}
+
+  private Report doctor(Settings settings, String git) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    int problems = new Doctor(settings, out, git).run();
+    return new Report(problems, bytes.toString(StandardCharsets.UTF_8));
+  }
+
+  private static void git(Path where, String... args) throws Exception {
+    List<String> argv = new ArrayList<>(List.of("git", "-C", where.toString(), "-c", "user.name=Test",
+        "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false"));
+    argv.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+    pb.environment().put("GIT_CONFIG_NOSYSTEM", "1");
+    pb.environment().put("GIT_CONFIG_GLOBAL", "/dev/null");
+    Process process = pb.start();
+    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(process.waitFor(30, TimeUnit.SECONDS), "git " + args[0] + " hangs");
+    assertEquals(0, process.exitValue(), "git " + String.join(" ", args) + ": " + out);
+  }
+
+  /** A repository on branch {@code branch} with one commit. */
+  private Path repository(String name, String branch) throws Exception {
+    Path repo = Files.createDirectories(dir.resolve(name));
+    git(repo, "init", "-q", "-b", branch);
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first");
+    return repo;
+  }
+
+  private Settings settings(JsonArray projects) throws Exception {
+    return SettingsLoader.parse(SettingsLoader.defaults().put("dataDir", dir.resolve("data").toString())
+        .put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0).put("allowedOrigins", new JsonArray())
+            .put("publicMetrics", false))
+        .put("projects", projects));
+  }
+
+  private static JsonObject project(String id, Path path) {
+    return new JsonObject().put("id", id).put("path", path.toString());
+  }
+
+  @Test
+  void eachProjectHasALineWithItsBranchModeAndUncommittedChanges() throws Exception {
+    Path web = repository("web", "trunk");
+    Files.writeString(web.resolve("new.txt"), "untracked");
+    Files.writeString(web.resolve("other.txt"), "untracked");
+    Path api = repository("api", "main");
+    git(api, "checkout", "-q", "--detach");
+    Path notes = Files.createDirectories(dir.resolve("notes"));
+    Settings settings = settings(new JsonArray().add(project("web", web)).add(project("api", api)
+        .put("worktrees", "shared")).add(project("notes", notes)));
+
+    Report report = doctor(settings, "git");
+    assertTrue(report.out().contains("ok    project web: " + web.toRealPath()
+        + " (git, branch trunk, perThread worktrees, 2 uncommitted changes)\n"), report.out());
+    assertTrue(report.out().contains("ok    project api: " + api.toRealPath()
+        + " (git, detached HEAD, shared, 0 uncommitted changes)\n"), report.out());
+    assertTrue(report.out().contains("ok    project notes: " + notes.toRealPath() + " (not git, shared)\n"),
+        report.out());
+    assertEquals(0, report.problems(), report.out());
+  }
+
+  @Test
+  void aVanishedDirectoryAMissingGitAndAnEmptyRepositoryAreProblems() throws Exception {
+    Path web = repository("web", "main");
+    Path gone = Files.createDirectories(dir.resolve("gone"));
+    Path fresh = Files.createDirectories(dir.resolve("fresh"));
+    git(fresh, "init", "-q", "-b", "main");
+    Path scratch = Files.createDirectories(dir.resolve("scratch"));
+    git(scratch, "init", "-q", "-b", "dev");
+    Path unmade = repository("unmade", "main");
+    Settings settings = settings(new JsonArray().add(project("web", web)).add(project("gone", gone))
+        .add(project("fresh", fresh)).add(project("scratch", scratch).put("worktrees", "shared"))
+        .add(project("unmade", unmade)));
+    Files.delete(gone);
+    try (var walk = Files.walk(unmade.resolve(".git"))) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+
+    Report report = doctor(settings, "git");
+    assertTrue(report.out().contains("FAIL  project gone: " + dir.toRealPath().resolve("gone")
+        + " does not exist any more"), report.out());
+    assertTrue(report.out().contains("FAIL  project fresh: " + fresh.toRealPath()
+        + " (git, branch main, no commits yet, perThread worktrees): a thread's worktree starts from a commit"),
+        report.out());
+    assertTrue(report.out().contains("ok    project scratch: " + scratch.toRealPath()
+        + " (git, branch dev, no commits yet, shared, 0 uncommitted changes)\n"), report.out());
+    assertTrue(report.out().contains("ok    project web: " + web.toRealPath()
+        + " (git, branch main, perThread worktrees, 0 uncommitted changes)\n"), report.out());
+    assertTrue(report.out().contains("FAIL  project unmade: " + unmade.toRealPath() + " has no .git any more, but "
+        + "its threads get git worktrees"), report.out());
+    assertEquals(3, report.problems(), report.out());
+
+    Report noGit = doctor(settings, dir.resolve("no-such-git").toString());
+    assertTrue(noGit.out().contains("FAIL  project web: " + web.toRealPath() + " is a git repository but git is "
+        + "not installed"), noGit.out());
+    // web, fresh and scratch need git; gone and unmade are as before.
+    assertEquals(5, noGit.problems(), noGit.out());
+  }
+}
