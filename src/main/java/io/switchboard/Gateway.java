@@ -10,6 +10,7 @@ import io.switchboard.permission.PermissionRoom;
 import io.switchboard.plugin.PluginRoom;
 import io.switchboard.process.ProcessTree;
 import io.switchboard.store.StoreRoom;
+import io.switchboard.project.ProjectRoom;
 import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
 import io.vertx.core.DeploymentOptions;
@@ -130,6 +131,7 @@ public final class Gateway {
         .transform(x -> deploy(new StoreRoom(settings.databaseFile()), agentScope))
         .compose(v -> deploy(new PermissionRoom(limits).edgeGrace(settings.cluster() == null ? 0
             : settings.cluster().edgeGraceSeconds() * 1000L), agentScope))
+        .compose(v -> deploy(new ProjectRoom(settings), agentScope))
         .compose(v -> deploy(new ThreadRoom(settings), agentScope))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,
             limits.agentQuestions(), io.switchboard.process.Sandbox::probe), agentScope));

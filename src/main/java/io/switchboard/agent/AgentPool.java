@@ -150,7 +150,9 @@ final class AgentPool {
     lastUsed.put(p, System.currentTimeMillis());
     p.onExit(() -> release(p));
     Path workspaces = dataDir.resolve("workspaces");
-    Path cwd = spec.cwd() != null ? Path.of(spec.cwd()) : shared ? workspaces : null;
+    // A project's folder wins over the agent's own cwd (a shared process still starts among the workspaces).
+    Path cwd = shared ? (spec.cwd() != null ? Path.of(spec.cwd()) : workspaces)
+        : session.project() != null ? session.workspaceRoot() : spec.cwd() != null ? Path.of(spec.cwd()) : null;
     return p.start(() -> {
       if (shared) {
         // One process for many threads: it sees every workspace (not the token, the database or plugin state).

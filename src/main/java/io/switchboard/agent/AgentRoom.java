@@ -1,5 +1,6 @@
 package io.switchboard.agent;
 
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.agent.demo.DemoAgent;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.NodeScope;
@@ -145,8 +146,13 @@ public final class AgentRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(m, what + " needs threadId, a configured agentId, workspace and " + field);
       return null;
     }
+    ProjectSpec project = b.getValue("projectId") instanceof String pid ? settings.project(pid).orElse(null) : null;
+    if (b.getValue("projectId") != null && project == null) {
+      ErrorCode.BAD_REQUEST.fail(m, what + " names project " + b.getValue("projectId") + ", which is not configured");
+      return null;
+    }
     AgentSession session = pool.sessionFor(threadId, () -> new AgentSession(context, spec, argv(spec),
-        threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared));
+        threadId, Path.of(b.getString("workspace")), b.getString("acpSessionId"), shared, project));
     if (b.getValue("modeId") instanceof String mode && !field.equals("modeId")) {
       session.options().prefer(mode); // the thread's chosen mode outlives its sessions (idle stops forget them)
     }

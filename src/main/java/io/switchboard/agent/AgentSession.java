@@ -1,6 +1,7 @@
 package io.switchboard.agent;
 
 import io.switchboard.common.BlockingLane;
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Limits;
@@ -42,6 +43,8 @@ final class AgentSession {
   private final List<String> argv;
   private final String threadId;
   private final Workspace workspace;
+  /** The project the thread works in, or null (a scratch workspace). */
+  private final ProjectSpec project;
   private final String tag;
   private final TurnQueue turns;
   private final SessionBootstrap bootstrap;
@@ -80,6 +83,12 @@ final class AgentSession {
 
   AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
                String acpSessionId, Shared shared) {
+    this(context, spec, argv, threadId, workspace, acpSessionId, shared, null);
+  }
+
+  /** {@code project}: the project the thread works in (its folder, sandbox and MCP servers), or null. */
+  AgentSession(Context context, AgentSpec spec, List<String> argv, String threadId, Path workspace,
+               String acpSessionId, Shared shared, ProjectSpec project) {
     this.pool = shared.pool();
     this.owner = shared.owner();
     this.timings = shared.timings();
@@ -91,7 +100,8 @@ final class AgentSession {
     this.spec = spec;
     this.argv = argv;
     this.threadId = threadId;
-    this.workspace = new Workspace(workspace, limits.fileReadBytes());
+    this.project = project;
+    this.workspace = new Workspace(workspace, limits.fileReadBytes(), project != null);
     this.acpSessionId = acpSessionId;
     this.tag = "agent " + spec.id() + " of " + threadId;
     this.turns = new TurnQueue(this, context, backlog);
@@ -247,6 +257,14 @@ final class AgentSession {
   }
 
   /** The argv of the agent or one of its terminals: inside the sandbox (docs/architecture.md) when it has one. */
+  ProjectSpec project() {
+    return project;
+  }
+
+  Path workspaceRoot() {
+    return workspace.root();
+  }
+
   List<String> confined(List<String> command, Path cwd) {
     return bootstrap.confined(command, cwd);
   }

@@ -1,5 +1,7 @@
 package io.switchboard.agent;
 
+import io.switchboard.config.ProjectSpec;
+import io.switchboard.project.GitLayout;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
@@ -68,7 +70,34 @@ final class SessionBootstrap {
 
   /** The argv of the agent or one of its terminals: inside the sandbox (docs/architecture.md) when it has one. */
   List<String> confined(List<String> command, Path cwd) {
-    return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd) : command;
+    return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd, projectConfinement()) : command;
+  }
+
+  /**
+   * A project thread's extra walls: in a worktree, the person's own checkout hidden and every git
+   * file (the repository's {@code .git}, the worktree's pointer) read-only; in a shared project folder,
+   * its {@code .git} read-only. Blocking (reads the repository's layout).
+   */
+  private Sandbox.Confinement projectConfinement() {
+    ProjectSpec project = session.project();
+    if (project == null) {
+      return Sandbox.Confinement.NONE;
+    }
+    GitLayout layout;
+    try {
+      layout = GitLayout.of(project.path());
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("cannot read the repository of project " + project.id() + ": "
+          + e.getMessage(), e);
+    }
+    if (layout == null) {
+      return Sandbox.Confinement.NONE;
+    }
+    if (!project.perThread()) {
+      return new Sandbox.Confinement(List.of(), List.of(layout.commonDir()));
+    }
+    return new Sandbox.Confinement(List.of(project.path()),
+        List.of(layout.commonDir(), workspace.root().resolve(".git")));
   }
 
   /**
@@ -151,8 +180,15 @@ final class SessionBootstrap {
         + "remember the conversation above.");
   }
 
-  /** What {@code session/new}, {@code session/load} and {@code session/resume} all say: where, and no MCP servers. */
+  /**
+   * What {@code session/new}, {@code session/load} and {@code session/resume} all say: where (a
+   * project's folder wins over the agent's own cwd), and the project's MCP servers (none without one).
+   */
   private JsonObject sessionParams() {
+    ProjectSpec project = session.project();
+    if (project != null) {
+      return new JsonObject().put("cwd", workspace.root().toString()).put("mcpServers", project.mcpServers().copy());
+    }
     String cwd = (spec.cwd() == null ? workspace.root() : Path.of(spec.cwd()).toAbsolutePath()).toString();
     return new JsonObject().put("cwd", cwd).put("mcpServers", new JsonArray());
   }

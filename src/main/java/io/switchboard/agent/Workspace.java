@@ -36,18 +36,35 @@ final class Workspace {
   private final long maxReadBytes;
 
   private final Path root;
+  /** A project's folder (a worktree, or the project's own): never made here, only used while it is there. */
+  private final boolean given;
 
   Workspace(Path root, long maxReadBytes) {
+    this(root, maxReadBytes, false);
+  }
+
+  Workspace(Path root, long maxReadBytes, boolean given) {
     this.maxReadBytes = maxReadBytes;
     this.root = root.toAbsolutePath().normalize();
+    this.given = given;
   }
 
   Path root() {
     return root;
   }
 
-  /** Creates the directory if needed; returns its real path. */
+  /**
+   * Creates the directory if needed (a project's folder is never made: an empty one in its place
+   * would have the agent work on nothing); returns its real path.
+   */
   Path create() throws IOException {
+    if (given) {
+      if (!Files.isDirectory(root)) {
+        throw new IOException("the folder of this thread, " + root + ", is gone (deleted by hand?); start a new "
+            + "thread in its project");
+      }
+      return root.toRealPath();
+    }
     Files.createDirectories(root);
     return root.toRealPath();
   }

@@ -5,6 +5,7 @@ import io.switchboard.config.PluginSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -21,8 +22,10 @@ import org.slf4j.Logger;
  */
 final class ChatInbound {
   private static final Logger log = PluginSupervisor.log;
-  private static final String HELP = "Commands: /new starts a new conversation, /stop stops the agent's current "
-      + "turn, /status shows this chat's thread and agent, /help shows this text.";
+  private static final String HELP = "Commands: /new starts a new conversation (/new <project> in a project), "
+      + "/projects lists the projects, /diff sums up the conversation's changes, /merge merges them into their base "
+      + "branch, /stop stops the agent's current turn, /status shows this chat's thread and agent, /help shows "
+      + "this text.";
 
   private final PluginSupervisor plugin;
   private final OutboxDelivery outbox;
@@ -100,7 +103,7 @@ final class ChatInbound {
     if (text.startsWith("/")) {
       // Commands are taken once too: a redelivered /stop or /new must not act again.
       Future<Object> handled = seen(in).compose(before -> before ? duplicate(in)
-          : command(r, text.split("\\s+")[0].toLowerCase()).onSuccess(x -> remember(in)));
+          : command(r, text.split("\\s+")[0].toLowerCase(), argument(text), in).onSuccess(x -> remember(in)));
       r.commands = handled;
       return handled;
     }
@@ -230,10 +233,41 @@ final class ChatInbound {
 
   // ---- commands ----
 
-  private Future<Object> command(Route r, String command) {
+  /** What follows a command's word ("" when nothing does). */
+  private static String argument(String text) {
+    String[] parts = text.strip().split("\\s+", 2);
+    return parts.length < 2 ? "" : parts[1].strip();
+  }
+
+  private Future<Object> command(Route r, String command, String argument, Dialect.Inbound in) {
     String reply;
     switch (command) {
+      case "/projects" -> reply = projectList();
+      case "/diff" -> {
+        return projectCommand(r, Addresses.THREAD_CHANGES, new JsonObject(), ChatInbound::diffSummary);
+      }
+      case "/merge" -> {
+        if (!mayLand(r, in.senderId())) {
+          reply = "Only this conversation's starter or an approver of this chat may merge its work.";
+          break;
+        }
+        return projectCommand(r, Addresses.THREAD_MERGE, new JsonObject().put("surface", r.surface())
+            .put("user", in.senderId()), result -> "Merged into " + result.getString("baseRef") + " as "
+            + result.getString("commit").substring(0, 7) + ".");
+      }
       case "/new" -> {
+        if (!argument.isEmpty()) {
+          String wanted = argument.equals("-") ? "" : argument;
+          boolean known = wanted.isEmpty() || room.settings().project(wanted)
+              .filter(p -> spec.agent() == null || p.allows(spec.agent())).isPresent();
+          if (!known) {
+            reply = "No project called " + argument + " here. " + projectList();
+            break;
+          }
+          r.project = wanted;
+        } else {
+          r.project = null;
+        }
         if (r.threadId != null) {
           room.ask(Addresses.THREAD_DETACH, new JsonObject().put("threadId", r.threadId).put("surface", r.surface()))
               .onFailure(err -> log.error("[{}] chat {} could not leave thread {}: {}", tag, r.chatId, r.threadId,
@@ -245,7 +279,8 @@ final class ChatInbound {
         }
         r.threadId = null;
         leaveTurn(r);
-        reply = "OK: your next message starts a new conversation.";
+        reply = "OK: your next message starts a new conversation" + (r.project == null ? "."
+            : r.project.isEmpty() ? " in a scratch folder." : " in project " + r.project + ".");
       }
       case "/stop", "/cancel" -> {
         if (r.threadId != null) {
@@ -269,6 +304,63 @@ final class ChatInbound {
       default -> reply = "Unknown command " + command + ". " + HELP;
     }
     return outbox.say(r, reply).map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  /** /projects: the configured projects, and how to start in one. */
+  private String projectList() {
+    var projects = room.settings().projects().stream()
+        .filter(p -> spec.agent() == null || p.allows(spec.agent())).toList();
+    if (projects.isEmpty()) {
+      return "No projects are configured: conversations work in a scratch folder.";
+    }
+    StringBuilder out = new StringBuilder("Projects: ");
+    projects.forEach(p -> out.append(p.id()).append(p.name().equals(p.id()) ? "" : " (" + p.name() + ")")
+        .append(p.id().equals(room.settings().defaultProject()) ? " [default]" : "").append(", "));
+    out.setLength(out.length() - 2);
+    return out.append(". Send /new <project> to start a conversation in one (/new - for a scratch folder).")
+        .toString();
+  }
+
+  /** Whether a chat user may merge a thread's work: its approvers, else the one who started it. */
+  private boolean mayLand(Route r, String senderId) {
+    return spec.approvers() != null && !spec.approvers().isEmpty() ? spec.approvers().contains(senderId)
+        : senderId != null && senderId.equals(r.startedBy);
+  }
+
+  /** A project command on this chat's thread, its answer (or refusal) said in the chat. */
+  private Future<Object> projectCommand(Route r, String address, JsonObject body,
+                                        java.util.function.Function<JsonObject, String> said) {
+    if (r.threadId == null) {
+      return outbox.say(r, "No conversation yet: send a message to start one.")
+          .map(x -> new JsonObject().put("stopReason", "end_turn"));
+    }
+    return room.askSlow(address, body.put("threadId", r.threadId)).map(said)
+        .recover(err -> Future.succeededFuture("Not done: " + err.getMessage()))
+        .compose(text -> outbox.say(r, text))
+        .map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  /** /diff: files and lines changed on the thread's branch against its base (not the patch: a chat is small). */
+  static String diffSummary(JsonObject changes) {
+    JsonArray files = changes.getJsonArray("files");
+    if (files.isEmpty()) {
+      return "No changes on " + changes.getString("branch") + " against " + changes.getString("baseRef") + ".";
+    }
+    int added = 0;
+    int removed = 0;
+    StringBuilder lines = new StringBuilder();
+    for (Object o : files) {
+      JsonObject f = (JsonObject) o;
+      added += f.getInteger("added");
+      removed += f.getInteger("removed");
+      if (lines.length() < 1500) {
+        lines.append("\n").append(f.getString("path")).append(f.getBoolean("binary") ? " (binary)"
+            : " +" + f.getInteger("added") + " -" + f.getInteger("removed"));
+      }
+    }
+    return files.size() + " files changed on " + changes.getString("branch") + " against "
+        + changes.getString("baseRef") + " (+" + added + " -" + removed + "; " + changes.getInteger("ahead")
+        + " commits, " + changes.getInteger("uncommitted") + " files not committed):" + lines;
   }
 
   // ---- the lane ----
@@ -319,7 +411,10 @@ final class ChatInbound {
     if (spec.agent() != null) {
       create.put("agent", spec.agent());
     }
-    return room.ask(Addresses.THREAD_CREATE, create).map(m -> {
+    if (r.project != null) {
+      create.put("project", r.project);
+    }
+    return room.askSlow(Addresses.THREAD_CREATE, create).map(m -> {
       r.threadId = m.getString("threadId");
       r.startedBy = in.senderId();
       sessionSeen.put(r.threadId, null); // its first session will be a new one

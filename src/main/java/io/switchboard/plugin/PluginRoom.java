@@ -176,6 +176,15 @@ public final class PluginRoom extends VerticleBase {
     return nodes.ask(address, body);
   }
 
+  /** For git work on a project (a new worktree and its setup, a merge): the project room's bounds, not 30 s. */
+  Future<JsonObject> askSlow(String address, JsonObject body) {
+    return nodes.ask(address, body, new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(12 * 60_000));
+  }
+
+  Settings settings() {
+    return settings;
+  }
+
   /** Streams a thread's events to the plugins whose chats are attached to it. */
   void follow(String threadId) {
     threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(

@@ -12,6 +12,8 @@ final class Route {
   final String chatId;
   String threadId;
   String startedBy;
+  /** The project the chat's next conversation starts in (/new <project>): null the default, "" none. */
+  String project;
   /** Who sent the chat's last message (in a direct message, the person a tap comes from). */
   String lastSender;
   /** "dm" or "group" as the chat's last message said; null until it says (a route restored at start). */

@@ -67,10 +67,31 @@ public final class Sandbox {
   }
 
   /**
-   * The argv that runs {@code argv} confined: {@code dataDir} hidden but for {@code workspace},
-   * starting in {@code cwd}. The workspace must exist. Blocking (it resolves links).
+   * What a project adds to the boundary: folders hidden behind an empty tmpfs (the person's own
+   * checkout of a repository whose threads work in worktrees), then paths bound read-only (the
+   * repository's {@code .git}, the worktree's {@code .git} pointer: git trusts what it finds there,
+   * so an agent that could write them would make the host run its programs).
    */
+  public record Confinement(List<Path> hidden, List<Path> readOnly) {
+    public static final Confinement NONE = new Confinement(List.of(), List.of());
+
+    public Confinement {
+      hidden = List.copyOf(hidden);
+      readOnly = List.copyOf(readOnly);
+    }
+  }
+
+  /** As {@link #wrap(List, Path, Path, Path, Confinement)} with nothing more hidden or read-only. */
   public static List<String> wrap(List<String> argv, Path dataDir, Path workspace, Path cwd) {
+    return wrap(argv, dataDir, workspace, cwd, Confinement.NONE);
+  }
+
+  /**
+   * The argv that runs {@code argv} confined: {@code dataDir} hidden but for {@code workspace},
+   * starting in {@code cwd}, with a project's {@code more}. The workspace must exist. Blocking (it
+   * resolves links).
+   */
+  public static List<String> wrap(List<String> argv, Path dataDir, Path workspace, Path cwd, Confinement more) {
     String data = real(dataDir);
     String ws = real(workspace);
     List<String> wrapped = new ArrayList<>(List.of("bwrap",
@@ -78,7 +99,15 @@ public final class Sandbox {
         "--dev-bind", "/dev", "/dev",
         "--proc", "/proc",
         "--tmpfs", data,
-        "--bind", ws, ws,
+        "--bind", ws, ws));
+    for (Path hidden : more.hidden()) {
+      wrapped.addAll(List.of("--tmpfs", real(hidden)));
+    }
+    for (Path readOnly : more.readOnly()) {
+      String p = real(readOnly);
+      wrapped.addAll(List.of("--ro-bind", p, p));
+    }
+    wrapped.addAll(List.of(
         "--unshare-pid",
         "--die-with-parent",
         "--new-session",

@@ -5,6 +5,7 @@ import io.switchboard.common.RandomIds;
 import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -35,6 +36,10 @@ import org.slf4j.LoggerFactory;
 public final class ThreadRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ThreadRoom.class);
   private static final int TITLE_LENGTH = 60;
+  /** Making a worktree includes the project's setup command (bounded at 10 minutes there). */
+  private static final long WORKTREE_CREATE_MS = 11 * 60_000;
+  /** A commit, merge or discard: git on a whole working tree, bounded by the project room. */
+  private static final long PROJECT_ACTION_MS = 6 * 60_000;
 
   private final Settings settings;
   private final Map<String, ThreadState> threads = new LinkedHashMap<>();
@@ -66,6 +71,15 @@ public final class ThreadRoom extends VerticleBase {
     boolean deleting;
     long lastSeq;
     boolean busy;
+    /** The project it works in (null: a scratch workspace), and for a worktree its branch and base. */
+    String projectId;
+    String branch;
+    String baseRef;
+    String baseCommit;
+    /** Null while its worktree is in use; "discarded" once a person threw its work away. */
+    String worktreeState;
+    /** A person's commit, merge or discard of its work is under way: one at a time. */
+    boolean projectBusy;
     final Set<String> routes = new LinkedHashSet<>();
 
     ThreadState(String id, String agentId, String workspace, long createdAt) {
@@ -79,13 +93,23 @@ public final class ThreadRoom extends VerticleBase {
       return new JsonObject().put("threadId", id).put("agent", agentId).put("title", title)
           .put("workspace", workspace).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
           .put("lastSeq", lastSeq).put("busy", busy).put("routes", new JsonArray(new ArrayList<>(routes)))
-          .put("startedBy", startedBy).put("archived", archivedAt != null);
+          .put("startedBy", startedBy).put("archived", archivedAt != null)
+          .put("project", projectId).put("branch", branch).put("baseRef", baseRef)
+          .put("worktree", branch == null ? null : worktreeState == null ? "active" : worktreeState);
+    }
+
+    /** What the project room needs to find the thread's worktree. */
+    JsonObject worktreeFacts() {
+      return new JsonObject().put("threadId", id).put("projectId", projectId).put("workspace", workspace)
+          .put("branch", branch).put("baseRef", baseRef).put("baseCommit", baseCommit);
     }
 
     JsonObject row() {
       return new JsonObject().put("threadId", id).put("agentId", agentId).put("workspace", workspace)
           .put("title", title).put("acpSessionId", acpSessionId).put("createdAt", createdAt)
-          .put("startedBy", startedBy).put("titleBy", titleBy).put("archivedAt", archivedAt);
+          .put("startedBy", startedBy).put("titleBy", titleBy).put("archivedAt", archivedAt)
+          .put("projectId", projectId).put("branch", branch).put("baseRef", baseRef).put("baseCommit", baseCommit)
+          .put("worktreeState", worktreeState);
     }
   }
 
@@ -112,6 +136,11 @@ public final class ThreadRoom extends VerticleBase {
         t.startedBy = row.getString("startedBy");
         t.titleBy = row.getString("titleBy");
         t.archivedAt = row.getLong("archivedAt");
+        t.projectId = row.getString("projectId");
+        t.branch = row.getString("branch");
+        t.baseRef = row.getString("baseRef");
+        t.baseCommit = row.getString("baseCommit");
+        t.worktreeState = row.getString("worktreeState");
         t.lastSeq = row.getLong("lastSeq");
         row.getJsonArray("routes").forEach(r -> t.routes.add((String) r));
         threads.put(t.id, t);
@@ -143,11 +172,16 @@ public final class ThreadRoom extends VerticleBase {
         }
         t.modeId = modeId;
         forward(m, Addresses.AGENT_SET_MODE, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
-            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", modeId));
+            .put("workspace", t.workspace).put("projectId", t.projectId).put("acpSessionId", t.acpSessionId).put("modeId", modeId));
       }));
       scope.<JsonObject>serve(bus, Addresses.THREAD_HISTORY, m -> withThread(m, t -> history(m, t)));
       scope.<JsonObject>serve(bus, Addresses.THREAD_RECORD, m -> withThread(m, t -> record(m, t)));
       scope.<JsonObject>serve(bus, Addresses.THREAD_SESSION, m -> withThread(m, t -> session(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_CHANGES, m -> withThread(m, t -> changes(m, t)));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_COMMIT, m -> withThread(m, t -> projectAction(m, t, "commit")));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_MERGE, m -> withThread(m, t -> projectAction(m, t, "merge")));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_DISCARD, m -> withThread(m, t -> projectAction(m, t,
+          "discard")));
     });
   }
 
@@ -164,9 +198,75 @@ public final class ThreadRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(m, "surface must be a string");
       return;
     }
+    ProjectSpec project;
+    try {
+      project = projectOf(b, agentId);
+    } catch (IllegalArgumentException bad) {
+      ErrorCode.BAD_REQUEST.fail(m, bad.getMessage());
+      return;
+    }
+    Object branch = b.getValue("branch");
+    if (branch != null && !(branch instanceof String)) {
+      ErrorCode.BAD_REQUEST.fail(m, "branch must be a string");
+      return;
+    }
+    if (branch != null && !((String) branch).isBlank() && (project == null || !project.perThread())) {
+      ErrorCode.BAD_REQUEST.fail(m, "a branch name needs a project whose threads get worktrees of their own");
+      return;
+    }
     String id = newId();
-    ThreadState t = new ThreadState(id, agentId, settings.dataDir().resolve("workspaces").resolve(id).toString(),
-        System.currentTimeMillis());
+    Future<JsonObject> place;
+    if (project == null) {
+      place = Future.succeededFuture(new JsonObject().put("workspace",
+          settings.dataDir().resolve("workspaces").resolve(id).toString()));
+    } else if (project.perThread()) {
+      // The worktree is made before the thread is saved: one left by a stop in between has no thread,
+      // and the project room removes it at the next start.
+      place = bus.<JsonObject>request(Addresses.PROJECT_WORKTREE_CREATE, new JsonObject().put("projectId",
+              project.id()).put("threadId", id).put("branch", branch),
+          new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(WORKTREE_CREATE_MS)).map(r -> r.body());
+    } else {
+      place = Future.succeededFuture(new JsonObject().put("workspace", project.path().toString()));
+    }
+    place.onFailure(err -> relayFailure(m, err)).onSuccess(facts -> created(m, b, id, agentId, project, facts));
+  }
+
+  /**
+   * The project a new thread works in: the one named ({@code ""} or null: none), else the default
+   * project when its agent may run there. Refuses an unknown project or one its agent may not use.
+   */
+  private ProjectSpec projectOf(JsonObject b, String agentId) {
+    if (!b.containsKey("project")) {
+      ProjectSpec fallback = settings.defaultProject() == null ? null
+          : settings.project(settings.defaultProject()).orElse(null);
+      return fallback != null && fallback.allows(agentId) ? fallback : null;
+    }
+    Object value = b.getValue("project");
+    if (value == null || "".equals(value)) {
+      return null;
+    }
+    ProjectSpec project = value instanceof String id ? settings.project(id).orElse(null) : null;
+    if (project == null) {
+      throw new IllegalArgumentException("unknown project " + value + " (configured: "
+          + settings.projects().stream().map(ProjectSpec::id).toList() + ")");
+    }
+    if (!project.allows(agentId)) {
+      throw new IllegalArgumentException("agent " + agentId + " may not run in project " + project.id()
+          + " (its agents: " + project.agents() + ")");
+    }
+    return project;
+  }
+
+  private void created(Message<JsonObject> m, JsonObject b, String id, String agentId, ProjectSpec project,
+                       JsonObject facts) {
+    ThreadState t = new ThreadState(id, agentId, facts.getString("workspace"), System.currentTimeMillis());
+    if (project != null) {
+      t.projectId = project.id();
+      t.branch = facts.getString("branch");
+      t.baseRef = facts.getString("baseRef");
+      t.baseCommit = facts.getString("baseCommit");
+    }
+    Object surface = b.getValue("surface");
     if (b.getValue("title") instanceof String title && !title.isBlank()) {
       t.title = shorten(title);
     }
@@ -181,13 +281,149 @@ public final class ThreadRoom extends VerticleBase {
           new JsonObject().put("threadId", id).put("surface", surface).put("attached", true)));
     }
     saved.onSuccess(x -> {
-      log.info("thread {} created with agent {}", id, agentId);
+      log.info("thread {} created with agent {}{}", id, agentId, project == null ? "" : " in project "
+          + project.id() + (t.branch == null ? "" : " on branch " + t.branch));
       m.reply(json(t));
       changed(json(t)); // every open page lists it at once
+      setUpNotes(t, facts);
     }).onFailure(err -> {
       threads.remove(id);
       ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
     });
+  }
+
+  /** What making the worktree said (files copied, submodules, the setup command's output), on the thread. */
+  private void setUpNotes(ThreadState t, JsonObject facts) {
+    StringBuilder text = new StringBuilder();
+    if (t.branch != null) {
+      text.append("Working in a worktree of project ").append(t.projectId).append(" on branch ").append(t.branch)
+          .append(" (from ").append(t.baseRef).append(" at ").append(t.baseCommit, 0, 7).append(").");
+    }
+    JsonArray notes = facts.getJsonArray("notes", new JsonArray());
+    notes.forEach(n -> text.append(' ').append(n).append('.'));
+    JsonObject setup = facts.getJsonObject("setup");
+    if (setup != null) {
+      text.append("\nSetup ").append(String.join(" ", setup.getJsonArray("command").stream().map(String::valueOf)
+          .toList())).append(" exited ").append(setup.getInteger("exit"))
+          .append(Boolean.TRUE.equals(setup.getBoolean("timedOut")) ? " (stopped after 10 minutes)" : "")
+          .append(":\n").append(setup.getString("output", ""));
+    }
+    if (!text.isEmpty()) {
+      boolean failed = setup != null && setup.getInteger("exit", 0) != 0;
+      append(t, new JsonObject().put("kind", "system").put("level", failed ? "error" : "info")
+          .put("text", text.toString().strip()));
+    }
+  }
+
+  /** Why a thread has no worktree to act on, or null when it has one. */
+  private String noWorktree(ThreadState t) {
+    if (t.projectId == null) {
+      return "thread " + t.id + " works in a scratch folder, not in a project";
+    }
+    if (t.branch == null) {
+      return "project " + t.projectId + " runs every thread in its own folder; review its changes there";
+    }
+    if ("discarded".equals(t.worktreeState)) {
+      return "the work of thread " + t.id + " was discarded (kept under refs/switchboard/archive/" + t.id + ")";
+    }
+    return null;
+  }
+
+  /** The thread's work against its base branch, and what people did to it (the audit). */
+  private void changes(Message<JsonObject> m, ThreadState t) {
+    String none = noWorktree(t);
+    if (none != null) {
+      ErrorCode.BAD_REQUEST.fail(m, none);
+      return;
+    }
+    bus.<JsonObject>request(Addresses.PROJECT_CHANGES, t.worktreeFacts(),
+            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS))
+        .compose(changes -> bus.<JsonObject>request(Addresses.STORE_PROJECT_ACTIONS, new JsonObject()
+            .put("threadId", t.id)).map(actions -> changes.body().put("project", t.projectId)
+            .put("actions", actions.body().getJsonArray("actions"))))
+        .onSuccess(m::reply)
+        .onFailure(err -> relayFailure(m, err));
+  }
+
+  /**
+   * A person's commit, merge or discard of the thread's work: refused while its agent is at work (a
+   * merge would take half a turn's edits) or while another is under way; written to the project
+   * audit and said on the thread, with the surface and person, never as the agent.
+   */
+  private void projectAction(Message<JsonObject> m, ThreadState t, String action) {
+    JsonObject b = m.body();
+    String none = noWorktree(t);
+    if (none != null) {
+      ErrorCode.BAD_REQUEST.fail(m, none);
+      return;
+    }
+    if (t.busy || t.projectBusy) {
+      ErrorCode.BUSY.fail(m, t.busy ? "the agent of thread " + t.id + " is at work; let its turn end (or stop it) "
+          + "before you " + action + " its work" : "another change to thread " + t.id + "'s work is under way");
+      return;
+    }
+    String surface = b.getValue("surface") instanceof String s && !s.isEmpty() ? s : null;
+    if (surface == null) {
+      ErrorCode.BAD_REQUEST.fail(m, "a " + action + " needs the surface it came from");
+      return;
+    }
+    String user = b.getValue("user") instanceof String u ? u : null;
+    String who = user == null ? surface : surface + ":" + user;
+    JsonObject body = t.worktreeFacts().put("who", who);
+    String address;
+    switch (action) {
+      case "commit" -> {
+        if (!(b.getValue("message") instanceof String msg) || msg.isBlank()) {
+          ErrorCode.BAD_REQUEST.fail(m, "a commit needs a message");
+          return;
+        }
+        body.put("message", msg.strip());
+        address = Addresses.PROJECT_COMMIT;
+      }
+      case "merge" -> {
+        body.put("squash", !Boolean.FALSE.equals(b.getValue("squash"))).put("title", t.title == null ? t.id : t.title);
+        address = Addresses.PROJECT_MERGE;
+      }
+      default -> address = Addresses.PROJECT_DISCARD;
+    }
+    t.projectBusy = true;
+    // A discard stops the agent first: nothing may write into a folder that is going away.
+    Future<?> before = action.equals("discard")
+        ? bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id)) : Future.succeededFuture();
+    before.compose(x -> bus.<JsonObject>request(address, body,
+            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
+        .compose(reply -> {
+          JsonObject result = reply.body();
+          if (action.equals("discard")) {
+            t.worktreeState = "discarded";
+            t.archivedAt = t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt;
+          }
+          JsonObject audit = new JsonObject().put("threadId", t.id).put("projectId", t.projectId)
+              .put("action", action).put("surface", surface).put("user", user).put("detail", result.copy()
+                  .put("branch", t.branch).put("baseRef", t.baseRef));
+          return bus.request(Addresses.STORE_PROJECT_ACTION, audit)
+              .compose(x -> bus.request(Addresses.STORE_THREAD_SAVE, t.row()))
+              .map(x -> result);
+        })
+        .onComplete(done -> t.projectBusy = false)
+        .onSuccess(result -> {
+          append(t, new JsonObject().put("kind", "system").put("level", "info").put("text", said(t, action, result,
+              who)));
+          changed(json(t));
+          m.reply(result.put("thread", json(t)));
+        })
+        .onFailure(err -> relayFailure(m, err));
+  }
+
+  private static String said(ThreadState t, String action, JsonObject result, String who) {
+    return switch (action) {
+      case "commit" -> "Committed " + result.getString("commit").substring(0, 7) + " on " + t.branch + " (by " + who
+          + ").";
+      case "merge" -> "Merged " + t.branch + " into " + t.baseRef + " as " + result.getString("commit").substring(0, 7)
+          + (result.getBoolean("squash") ? " (one squashed commit)" : "") + " (by " + who + ").";
+      default -> "Discarded the work of " + t.branch + (result.getString("archive") == null ? " (there was none)"
+          : "; it is kept under " + result.getString("archive")) + " (by " + who + "). The thread is archived.";
+    };
   }
 
   private void list(Message<JsonObject> m) {
@@ -241,6 +477,11 @@ public final class ThreadRoom extends VerticleBase {
       return;
     }
     String text = b.getValue("text") instanceof String s ? s : "";
+    if ("discarded".equals(t.worktreeState)) {
+      ErrorCode.BAD_REQUEST.fail(m, "the work of this thread was discarded, so its agent has no folder to work in; "
+          + "start a new thread in project " + t.projectId);
+      return;
+    }
     if (text.isBlank() && images.isEmpty()) {
       ErrorCode.BAD_REQUEST.fail(m, "text is missing or empty");
       return;
@@ -269,7 +510,7 @@ public final class ThreadRoom extends VerticleBase {
     long seq = t.lastSeq + 1;
     append(t, event);
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
-            .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
+            .put("workspace", t.workspace).put("projectId", t.projectId).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
             .put("config", t.config.copy()).put("text", text).put("images", images.forAgent()))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
         .onFailure(err -> {
@@ -294,7 +535,7 @@ public final class ThreadRoom extends VerticleBase {
     }
     t.config.put(id, value);
     forward(m, Addresses.AGENT_SET_CONFIG, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
-        .put("workspace", t.workspace).put("acpSessionId", t.acpSessionId).put("configId", id).put("value", value));
+        .put("workspace", t.workspace).put("projectId", t.projectId).put("acpSessionId", t.acpSessionId).put("configId", id).put("value", value));
   }
 
   private void rename(Message<JsonObject> m, ThreadState t) {
@@ -340,9 +581,15 @@ public final class ThreadRoom extends VerticleBase {
     } else {
       t.deleting = true;
       Path workspace = Path.of(t.workspace);
+      // A project's folder is the person's: only a scratch workspace is removed here; a worktree is
+      // discarded by the project room (its work kept under an archive ref first).
+      boolean worktree = t.branch != null && !"discarded".equals(t.worktreeState);
       bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id))
+          .compose(x -> worktree ? bus.request(Addresses.PROJECT_DISCARD, t.worktreeFacts(),
+              new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)) : Future.succeededFuture())
           .compose(x -> bus.request(Addresses.STORE_THREAD_DELETE, new JsonObject().put("threadId", t.id)))
-          .compose(x -> vertx.executeBlocking(() -> removeTree(workspace), false))
+          .compose(x -> t.projectId != null ? Future.succeededFuture(0)
+              : vertx.executeBlocking(() -> removeTree(workspace), false))
           .onSuccess(left -> {
             threads.remove(t.id);
             if (left > 0) {

@@ -98,12 +98,13 @@ final class ChatSocket {
           JsonObject t = (JsonObject) o;
           threads.add(new JsonObject().put("threadId", t.getString("threadId")).put("agent", t.getString("agent"))
               .put("title", t.getString("title")).put("busy", t.getBoolean("busy"))
-              .put("archived", t.getBoolean("archived", false)).mergeIn(WebRoom.nodeOf(t))
+              .put("archived", t.getBoolean("archived", false)).mergeIn(WebRoom.threadFacts(t))
               .put("pending", room.pendingCount(t.getString("threadId"))));
         }
       }
       JsonObject welcome = new JsonObject().put("type", "welcome").put("version", room.version()).put("agents", agents)
-          .put("defaultAgent", room.settings().defaultAgent()).put("threads", threads);
+          .put("defaultAgent", room.settings().defaultAgent()).put("threads", threads)
+          .put("projects", projects()).put("defaultProject", room.settings().defaultProject());
       if (room.settings().cluster() != null) {
         welcome.put("nodes", new JsonArray(room.agentNodes())); // where a new thread may run
       }
@@ -142,6 +143,10 @@ final class ChatSocket {
         case "delete_thread" -> toThread(Addresses.THREAD_DELETE, new JsonObject().put("threadId", text(f, "threadId")));
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
+        case "changes" -> changes(f);
+        case "commit" -> projectAction(f, "commit", Addresses.THREAD_COMMIT);
+        case "merge" -> projectAction(f, "merge", Addresses.THREAD_MERGE);
+        case "discard" -> projectAction(f, "discard", Addresses.THREAD_DISCARD);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
       }
     } catch (BadFrame e) {
@@ -174,10 +179,20 @@ final class ChatSocket {
     if (f.getValue("node") != null) {
       body.put("node", text(f, "node")); // cluster mode: the agent node to run it on
     }
-    room.ask(Addresses.THREAD_CREATE, body)
+    if (f.containsKey("project")) {
+      Object project = f.getValue("project");
+      if (project != null && !(project instanceof String)) {
+        throw new BadFrame("\"project\" must be a project id, or \"\" for a scratch folder");
+      }
+      body.put("project", project);
+    }
+    if (f.getValue("branch") != null) {
+      body.put("branch", text(f, "branch"));
+    }
+    room.askSlow(Addresses.THREAD_CREATE, body)
         .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.getString("threadId"))
             .put("agent", reply.getString("agent")).put("clientRef", ref)
-            .mergeIn(WebRoom.nodeOf(reply))))
+            .mergeIn(WebRoom.threadFacts(reply))))
         .onFailure(err -> fail(err, null, ref));
   }
 
@@ -318,6 +333,43 @@ final class ChatSocket {
     room.ask(address, body).onFailure(err -> fail(err, null, null));
   }
 
+
+  /** The projects a new thread may start in (phone first: the picker lists these). */
+  private JsonArray projects() {
+    JsonArray out = new JsonArray();
+    room.settings().projects().forEach(p -> out.add(new JsonObject().put("id", p.id()).put("name", p.name())
+        .put("worktrees", p.worktrees().key).put("agents", new JsonArray(p.agents()))));
+    return out;
+  }
+
+  /** A thread's work against its base branch: answered with a {@code changes} frame. */
+  private void changes(JsonObject f) throws BadFrame {
+    String threadId = text(f, "threadId");
+    Object ref = clientRef(f);
+    room.askSlow(Addresses.THREAD_CHANGES, new JsonObject().put("threadId", threadId))
+        .onSuccess(reply -> send(reply.put("type", "changes").put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  /** A person's commit, merge or discard: answered with a {@code project_action} frame naming what it did. */
+  private void projectAction(JsonObject f, String action, String address) throws BadFrame {
+    String threadId = text(f, "threadId");
+    Object ref = clientRef(f);
+    JsonObject body = new JsonObject().put("threadId", threadId).put("surface", WebRoom.SURFACE);
+    if (action.equals("commit")) {
+      body.put("message", text(f, "message"));
+    }
+    if (action.equals("merge") && f.getValue("squash") != null) {
+      if (!(f.getValue("squash") instanceof Boolean squash)) {
+        throw new BadFrame("\"squash\" must be true or false");
+      }
+      body.put("squash", squash);
+    }
+    room.askSlow(address, body)
+        .onSuccess(reply -> send(new JsonObject().put("type", "project_action").put("threadId", threadId)
+            .put("action", action).put("result", reply).put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
+  }
 
   private void answer(JsonObject f) throws BadFrame {
     String requestId = text(f, "requestId");

@@ -104,7 +104,7 @@ final class SocketHub {
   void threadChanged(JsonObject thread) {
     JsonObject frame = new JsonObject().put("type", "thread").put("threadId", thread.getString("threadId"))
         .put("agent", thread.getString("agent")).put("title", thread.getString("title"))
-        .mergeIn(WebRoom.nodeOf(thread))
+        .mergeIn(WebRoom.threadFacts(thread))
         .put("archived", thread.getBoolean("archived", false));
     if (thread.getBoolean("deleted", false)) {
       frame.put("deleted", true);

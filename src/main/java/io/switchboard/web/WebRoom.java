@@ -119,6 +119,26 @@ public final class WebRoom extends VerticleBase {
     return nodes.ask(address, body);
   }
 
+  /**
+   * For git work on a project (a worktree made with its setup command, a merge): waits up to the
+   * project room's own bounds, not the bus's 30 s, so a slow repository is not reported as down.
+   */
+  Future<JsonObject> askSlow(String address, JsonObject body) {
+    return nodes.ask(address, body, new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(GIT_WORK_MS));
+  }
+
+  static final long GIT_WORK_MS = 12 * 60_000;
+
+  /** What a page shows of a thread beside its title: its node, and its project, branch and worktree state. */
+  static JsonObject threadFacts(JsonObject thread) {
+    JsonObject out = nodeOf(thread);
+    if (thread.getString("project") != null) {
+      out.put("project", thread.getString("project")).put("branch", thread.getString("branch"))
+          .put("baseRef", thread.getString("baseRef")).put("worktree", thread.getString("worktree"));
+    }
+    return out;
+  }
+
   /** {@code {node, incarnation}} of a thread or card in a cluster (where it runs), else nothing. */
   static JsonObject nodeOf(JsonObject thread) {
     JsonObject out = new JsonObject();
