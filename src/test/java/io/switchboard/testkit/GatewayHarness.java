@@ -39,14 +39,26 @@ public final class GatewayHarness implements AutoCloseable {
   /** On a given port (0: a free one): a restarted gateway a page reconnects to. */
   public GatewayHarness(Vertx vertx, Path dataDir, int port, List<String> allowedOrigins, List<PluginSpec> plugins,
                         Gateway.Tuning tuning, AgentSpec... agents) throws Exception {
+    this(vertx, new Settings(new Settings.Http("127.0.0.1", port, allowedOrigins, false), dataDir,
+        agents[0].id(), List.of(agents), plugins, Settings.LogFormat.TEXT), tuning);
+  }
+
+  /** On settings of the test's own (projects, a default project...). */
+  public GatewayHarness(Vertx vertx, Settings settings, Gateway.Tuning tuning) throws Exception {
     this.vertx = vertx;
-    this.dataDir = dataDir;
-    this.settings = new Settings(new Settings.Http("127.0.0.1", port, allowedOrigins, false), dataDir,
-        agents[0].id(), List.of(agents), plugins, Settings.LogFormat.TEXT);
+    this.dataDir = settings.dataDir();
+    this.settings = settings;
     AccessToken.ensurePrivateDirectory(dataDir);
     this.token = new AccessToken(settings.tokenFile()).ensure().token();
     this.gateway = await(new Gateway(vertx, settings, "test", tuning).start());
     this.port = gateway.port();
+  }
+
+  /** The same settings with these projects, the first the default (threads start in it unless told otherwise). */
+  public static Settings withProjects(Settings base, List<io.switchboard.config.ProjectSpec> projects) {
+    return new Settings(base.http(), base.dataDir(), base.defaultAgent(), base.agents(), base.plugins(),
+        base.logFormat(), base.agentProcesses(), base.cluster(), projects, projects.isEmpty() ? null
+        : projects.get(0).id());
   }
 
   public String url(String path) {
