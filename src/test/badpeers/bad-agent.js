@@ -15,6 +15,13 @@
 //   snoop           from inside its sandbox, tries to read the token, the database and other
 //                   workspaces, counts the processes it sees, writes in its own workspace, and
 //                   reads the token from a terminal too; reports what it got
+//   git-plant       in a project thread's worktree (the main tree's path in BAD_AGENT_PROJECT): works
+//                   there and runs git status/diff, tries to read the main tree, the other threads'
+//                   worktrees and the token, then plants what
+//                   would make the host run its program (hooks, core.hooksPath, core.fsmonitor, a
+//                   filter driver, a rewritten .git pointer, the admin folder's commondir) and tries
+//                   to move the base branch; its payload touches BAD_AGENT_MARKER; reports what each
+//                   attempt got
 //   big-tool-calls  announces 20 tool calls with a 300 KB diff each, then asks permission naming the
 //                   first and then the last by id only
 //   self-approve    asks permission, then while its card waits tries to answer it itself through
@@ -94,6 +101,47 @@ async function snoop(m) {
     args: ['-c', 'cat ../../token 2>/dev/null || echo hidden'] });
   await request('terminal/wait_for_exit', { sessionId, terminalId: t.result.terminalId });
   report.terminal = (await request('terminal/output', { sessionId, terminalId: t.result.terminalId })).result.output.trim();
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function gitPlant(m) {
+  const sessionId = m.params.sessionId;
+  const path = require('path');
+  const { execFileSync } = require('child_process');
+  const cwd = process.cwd();
+  const marker = process.env.BAD_AGENT_MARKER;
+  const payload = '#!/bin/sh\ntouch ' + marker + '\n';
+  const report = {};
+  const attempt = (f) => { try { const r = f(); return r === undefined ? 'done' : r; } catch (e) {
+    return 'refused: ' + (e.code || (e.status !== undefined ? 'exit ' + e.status : e.message.split('\n')[0])); } };
+  const git = (...args) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  report.write = attempt(() => fs.writeFileSync(path.join(cwd, 'work.txt'), 'agent work\n'));
+  report.status = attempt(() => git('status', '--porcelain').trim());
+  report.diff = attempt(() => { fs.writeFileSync(path.join(cwd, 'README.md'), 'hello\nfrom the agent\n');
+    return git('diff').includes('+from the agent') ? 'shows the change' : 'no change'; });
+  report.mainTree = attempt(() => fs.readFileSync(path.join(process.env.BAD_AGENT_PROJECT, 'README.md'), 'utf8'));
+  report.siblings = attempt(() => fs.readdirSync(path.join(cwd, '..')));
+  report.token = attempt(() => fs.readFileSync(path.join(cwd, '..', '..', '..', 'token'), 'utf8'));
+  const pointer = fs.readFileSync(path.join(cwd, '.git'), 'utf8').trim().replace(/^gitdir: /, '');
+  const common = path.resolve(pointer, '..', '..');
+  fs.writeFileSync('/tmp/bad-agent-payload-' + process.pid, payload, { mode: 0o755 });
+  const script = '/tmp/bad-agent-payload-' + process.pid;
+  report.hook = attempt(() => fs.writeFileSync(path.join(common, 'hooks', 'post-merge'), payload, { mode: 0o755 }));
+  report.hooksPath = attempt(() => git('config', 'core.hooksPath', '/tmp'));
+  report.fsmonitor = attempt(() => git('config', 'core.fsmonitor', script));
+  report.filter = attempt(() => git('config', 'filter.evil.clean', script));
+  report.attributes = attempt(() => fs.writeFileSync(path.join(cwd, '.gitattributes'), '* filter=evil\n'));
+  const evil = path.join(cwd, 'evil-gitdir');
+  attempt(() => { fs.mkdirSync(evil); fs.writeFileSync(path.join(evil, 'HEAD'), 'ref: refs/heads/main\n');
+    fs.mkdirSync(path.join(evil, 'objects')); fs.mkdirSync(path.join(evil, 'refs'));
+    fs.writeFileSync(path.join(evil, 'config'), '[core]\n\tfsmonitor = ' + script + '\n'); });
+  report.pointer = attempt(() => fs.writeFileSync(path.join(cwd, '.git'), 'gitdir: ' + evil + '\n'));
+  report.pointerUnlink = attempt(() => fs.unlinkSync(path.join(cwd, '.git')));
+  report.commondir = attempt(() => fs.writeFileSync(path.join(pointer, 'commondir'), evil + '\n'));
+  report.moveBase = attempt(() => git('update-ref', 'refs/heads/main', 'HEAD~0'));
+  report.commit = attempt(() => git('-c', 'user.name=a', '-c', 'user.email=a@a', 'commit', '-qam', 'by the agent'));
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
@@ -258,6 +306,8 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'snoop') {
         snoop(m);
+      } else if (mode === 'git-plant') {
+        gitPlant(m);
       } else if (mode === 'self-approve') {
         selfApprove(m);
       } else if (mode === 'big-tool-calls') {
