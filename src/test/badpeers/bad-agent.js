@@ -22,6 +22,9 @@
 //                   filter driver, a rewritten .git pointer, the admin folder's commondir) and tries
 //                   to move the base branch; its payload touches BAD_AGENT_MARKER; reports what each
 //                   attempt got
+//   sessions        keeps two sessions "begun in a terminal" in its cwd: lists them (session/list, for
+//                   the cwd it is asked about), replays one's history on session/load, and answers
+//                   prompts in it
 //   big-tool-calls  announces 20 tool calls with a 300 KB diff each, then asks permission naming the
 //                   first and then the last by id only
 //   self-approve    asks permission, then while its card waits tries to answer it itself through
@@ -258,13 +261,36 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { protocolVersion: 99, agentCapabilities: {}, authMethods: [] } });
         break;
       }
+      if (mode === 'sessions') {
+        send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true,
+          sessionCapabilities: { list: {} } }, authMethods: [] } });
+        break;
+      }
       send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { loadSession: mode === 'late-replay' },
         authMethods: [] } });
       break;
     case 'session/new':
       send({ id: m.id, result: { sessionId: 'bad-session' } });
       break;
+    case 'session/list': {
+      const cwd = m.params.cwd || process.cwd();
+      send({ id: m.id, result: { sessions: [
+        { sessionId: 'term-login', cwd, title: 'Fix the login bug', updatedAt: '2026-12-01T09:30:00Z' },
+        { sessionId: 'term-docs', cwd, title: 'Write the README', updatedAt: '2026-11-30T16:00:00Z' },
+        { sessionId: 'elsewhere', cwd: '/somewhere/else', title: 'Another folder' },
+        { title: 'no id' }] } });
+      break;
+    }
     case 'session/load': {
+      if (mode === 'sessions') {
+        const sessionId = m.params.sessionId;
+        const say = (kind, text) => send({ method: 'session/update', params: { sessionId, update: {
+          sessionUpdate: kind, content: { type: 'text', text } } } });
+        say('user_message_chunk', 'Please fix the login bug (' + sessionId + ')');
+        say('agent_message_chunk', 'I fixed it in login.js, in ' + m.params.cwd + '.');
+        send({ id: m.id, result: {} });
+        break;
+      }
       send({ id: m.id, result: {} }); // answered first, as Gemini CLI does; the replay follows
       const sessionId = m.params.sessionId;
       let n = 0;
@@ -306,6 +332,11 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'snoop') {
         snoop(m);
+      } else if (mode === 'sessions') {
+        send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
+          sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'continuing ' + m.params.sessionId
+            + ': ' + m.params.prompt[0].text } } } });
+        send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'git-plant') {
         gitPlant(m);
       } else if (mode === 'self-approve') {

@@ -1,12 +1,12 @@
 package io.switchboard.agent;
 
-import io.switchboard.config.ProjectSpec;
 import io.switchboard.agent.demo.DemoAgent;
 import io.switchboard.bus.Addresses;
-import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
+import io.switchboard.bus.NodeScope;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Limits;
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.process.ProcessTree;
 import io.switchboard.process.Sandbox;
@@ -112,6 +112,18 @@ public final class AgentRoom extends VerticleBase {
     scope.<JsonObject>serve(bus, Addresses.AGENT_STOP, m -> withThreadId(m, id ->
         pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
     scope.<JsonObject>serve(bus, Addresses.AGENT_STATUS, this::status);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_SESSIONS, this::sessions);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_OPEN, m -> {
+      AgentSession session = sessionFor(m, "acpSessionId", "opening a session");
+      if (session == null) {
+        return;
+      }
+      if (Boolean.TRUE.equals(m.body().getValue("importHistory"))) {
+        session.importHistory();
+      }
+      session.ensureStarted().onSuccess(v -> m.reply(new JsonObject()))
+          .onFailure(err -> ErrorCode.UNAVAILABLE.fail(m, err.getMessage()));
+    });
     scope.<JsonObject>serve(bus, Addresses.AGENT_SET_MODE, this::setMode);
     scope.<JsonObject>serve(bus, Addresses.AGENT_SET_CONFIG, m -> {
       AgentSession session = sessionFor(m, "configId", "a setting change");
@@ -160,6 +172,28 @@ public final class AgentRoom extends VerticleBase {
       session.options().preferConfig(config);
     }
     return session;
+  }
+
+  /** The sessions an agent keeps for a project's folder (ACP session/list), from a process of their own. */
+  private void sessions(Message<JsonObject> m) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    AgentSpec spec = b.getValue("agentId") instanceof String id ? settings.agent(id).orElse(null) : null;
+    ProjectSpec project = b.getValue("projectId") instanceof String id ? settings.project(id).orElse(null) : null;
+    if (spec == null || project == null || !project.allows(spec.id())) {
+      ErrorCode.BAD_REQUEST.fail(m, "listing sessions needs a configured agent and a project it may run in (got "
+          + b.getValue("agentId") + " in " + b.getValue("projectId") + ")");
+      return;
+    }
+    if (spec.isBuiltin()) {
+      m.reply(new JsonObject().put("supported", false).put("sessions", new JsonArray()));
+      return;
+    }
+    String cursor = b.getValue("cursor") instanceof String c ? c : null;
+    SessionLister.list(context, spec, argv(spec), project, shared, deploymentID() + "/list-" + (++generations),
+            cursor, timings.startTimeoutMs())
+        .onSuccess(m::reply)
+        .onFailure(err -> ErrorCode.UNAVAILABLE.fail(m, "the agent " + spec.name() + " could not list its sessions: "
+            + err.getMessage()));
   }
 
   /** Sessions, processes and their memory (read from /proc off the loop), queues, budgets. */

@@ -261,6 +261,11 @@ final class AgentSession {
     return project;
   }
 
+  /** The next session open keeps the agent's replay of a session begun elsewhere (its history). */
+  void importHistory() {
+    bootstrap.importHistory();
+  }
+
   Path workspaceRoot() {
     return workspace.root();
   }

@@ -1,12 +1,12 @@
 package io.switchboard.agent;
 
-import io.switchboard.config.ProjectSpec;
-import io.switchboard.project.GitLayout;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
+import io.switchboard.config.ProjectSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.jsonrpc.JsonRpcPeer;
 import io.switchboard.process.Sandbox;
+import io.switchboard.project.GitLayout;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -42,6 +42,11 @@ final class SessionBootstrap {
   private final String sandboxProblem;
   private boolean toldUnconfined;
   private boolean replaying;
+  /**
+   * The thread was opened on a session begun elsewhere (ACP session/list): its history is not in the
+   * transcript yet, so the next load's replay is kept, not hidden.
+   */
+  private boolean importHistory;
   /** While the tail of a replay is awaited: completes after {@link #REPLAY_QUIET_MS} without an update. */
   private Promise<Void> replayTail;
   private long replayQuietTimer = -1;
@@ -61,6 +66,10 @@ final class SessionBootstrap {
   /** A process for the session, with the thread's ACP session open on it. */
   Future<Void> start() {
     return checkSandbox().compose(v -> pool.processFor(session)).compose(this::attach);
+  }
+
+  void importHistory() {
+    importHistory = true;
   }
 
   /** Whether this agent runs in the sandbox: its mode, and whether bwrap works here. */
@@ -93,7 +102,8 @@ final class SessionBootstrap {
     if (layout == null) {
       return Sandbox.Confinement.NONE;
     }
-    if (!project.perThread()) {
+    if (!project.perThread() || workspace.root().equals(project.path())) {
+      // The project's own folder (shared, or a session begun there and continued here).
       return new Sandbox.Confinement(List.of(), List.of(layout.commonDir()));
     }
     return new Sandbox.Confinement(List.of(project.path()),
@@ -158,6 +168,22 @@ final class SessionBootstrap {
     JsonObject params = sessionParams().put("sessionId", acpSessionId);
     JsonObject capabilities = p.capabilities;
     JsonObject sessionCaps = capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
+    boolean canLoad = Boolean.TRUE.equals(capabilities.getValue("loadSession"));
+    if (importHistory && canLoad) {
+      // Loading replays the conversation, which the new thread shows; resuming would not.
+      importHistory = false;
+      p.bind(acpSessionId, session);
+      replaying = false;
+      return p.peer.request("session/load", params)
+          .compose(result -> session.options().apply(p, result))
+          .recover(err -> freshSession(p, "The agent could not open that session (" + session.describe(err)
+              + "); a new one was started."));
+    }
+    if (importHistory) {
+      importHistory = false;
+      session.emit(AgentSession.system("This agent resumes sessions without replaying them: the conversation so "
+          + "far is not shown here, but the agent remembers it."));
+    }
     if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
       p.bind(acpSessionId, session);
       return p.peer.request("session/resume", params)
@@ -165,7 +191,7 @@ final class SessionBootstrap {
           .recover(err -> freshSession(p, "The agent could not resume the previous session ("
               + session.describe(err) + "); a new one was started."));
     }
-    if (Boolean.TRUE.equals(capabilities.getValue("loadSession"))) {
+    if (canLoad) {
       p.bind(acpSessionId, session);
       replaying = true; // the agent replays the history, which the transcript already has
       return p.peer.request("session/load", params)

@@ -76,6 +76,10 @@ public final class Addresses {
 
   // thread room: commands
   public static final String THREAD_CREATE = "sb.thread.create";
+  /** The sessions an agent keeps for a project's folder (ACP session/list), from a process of its own. */
+  public static final String AGENT_SESSIONS = "sb.agent.sessions";
+  /** Starts a thread's agent and opens its session now (a session begun elsewhere: its history kept). */
+  public static final String AGENT_OPEN = "sb.agent.open";
   /** A thread's work against its base branch (files, patch, commits ahead); its project's audit. */
   public static final String THREAD_CHANGES = "sb.thread.changes";
   /** A person commits a thread's worktree / merges it into its base branch / discards it. */

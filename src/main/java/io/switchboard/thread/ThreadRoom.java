@@ -214,9 +214,23 @@ public final class ThreadRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(m, "a branch name needs a project whose threads get worktrees of their own");
       return;
     }
+    Object imported = b.getValue("session");
+    if (imported != null && (!(imported instanceof String s) || s.isEmpty() || s.length() > 500)) {
+      ErrorCode.BAD_REQUEST.fail(m, "session must be the id of one of the agent's sessions");
+      return;
+    }
+    if (imported != null && (project == null || branch != null)) {
+      ErrorCode.BAD_REQUEST.fail(m, project == null ? "continuing a session needs the project it was begun in"
+          : "a session begun elsewhere continues in its project's own folder, not on a new branch");
+      return;
+    }
     String id = newId();
     Future<JsonObject> place;
-    if (project == null) {
+    if (imported != null) {
+      // The session was begun in the project's folder (a terminal there): it continues there.
+      place = Future.succeededFuture(new JsonObject().put("workspace", project.path().toString())
+          .put("acpSessionId", imported));
+    } else if (project == null) {
       place = Future.succeededFuture(new JsonObject().put("workspace",
           settings.dataDir().resolve("workspaces").resolve(id).toString()));
     } else if (project.perThread()) {
@@ -260,6 +274,7 @@ public final class ThreadRoom extends VerticleBase {
   private void created(Message<JsonObject> m, JsonObject b, String id, String agentId, ProjectSpec project,
                        JsonObject facts) {
     ThreadState t = new ThreadState(id, agentId, facts.getString("workspace"), System.currentTimeMillis());
+    t.acpSessionId = facts.getString("acpSessionId");
     if (project != null) {
       t.projectId = project.id();
       t.branch = facts.getString("branch");
@@ -286,6 +301,9 @@ public final class ThreadRoom extends VerticleBase {
       m.reply(json(t));
       changed(json(t)); // every open page lists it at once
       setUpNotes(t, facts);
+      if (t.acpSessionId != null) {
+        openImported(t);
+      }
     }).onFailure(err -> {
       threads.remove(id);
       ErrorCode.STORE_FAILED.fail(m, "could not save the thread: " + err.getMessage());
@@ -315,13 +333,23 @@ public final class ThreadRoom extends VerticleBase {
     }
   }
 
+  /** A session begun elsewhere: its agent is started now and loads it, its history becoming the thread's. */
+  private void openImported(ThreadState t) {
+    bus.request(Addresses.AGENT_OPEN, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
+            .put("workspace", t.workspace).put("projectId", t.projectId).put("acpSessionId", t.acpSessionId)
+            .put("importHistory", true), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(WORKTREE_CREATE_MS))
+        .onFailure(err -> append(t, new JsonObject().put("kind", "system").put("level", "error")
+            .put("text", "The session could not be opened: " + err.getMessage())));
+  }
+
   /** Why a thread has no worktree to act on, or null when it has one. */
   private String noWorktree(ThreadState t) {
     if (t.projectId == null) {
       return "thread " + t.id + " works in a scratch folder, not in a project";
     }
     if (t.branch == null) {
-      return "project " + t.projectId + " runs every thread in its own folder; review its changes there";
+      return "thread " + t.id + " works in project " + t.projectId + "'s own folder, not in a worktree of its own; "
+          + "review its changes there";
     }
     if ("discarded".equals(t.worktreeState)) {
       return "the work of thread " + t.id + " was discarded (kept under refs/switchboard/archive/" + t.id + ")";

@@ -144,6 +144,7 @@ final class ChatSocket {
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         case "changes" -> changes(f);
+        case "sessions" -> sessions(f);
         case "commit" -> projectAction(f, "commit", Addresses.THREAD_COMMIT);
         case "merge" -> projectAction(f, "merge", Addresses.THREAD_MERGE);
         case "discard" -> projectAction(f, "discard", Addresses.THREAD_DISCARD);
@@ -188,6 +189,12 @@ final class ChatSocket {
     }
     if (f.getValue("branch") != null) {
       body.put("branch", text(f, "branch"));
+    }
+    if (f.getValue("session") != null) {
+      body.put("session", text(f, "session")); // a session begun elsewhere, from a `sessions` list
+    }
+    if (f.getValue("title") != null) {
+      body.put("title", text(f, "title"));
     }
     room.askSlow(Addresses.THREAD_CREATE, body)
         .onSuccess(reply -> send(new JsonObject().put("type", "thread").put("threadId", reply.getString("threadId"))
@@ -340,6 +347,21 @@ final class ChatSocket {
     room.settings().projects().forEach(p -> out.add(new JsonObject().put("id", p.id()).put("name", p.name())
         .put("worktrees", p.worktrees().key).put("agents", new JsonArray(p.agents()))));
     return out;
+  }
+
+  /** The sessions an agent keeps for a project's folder: answered with a {@code sessions} frame. */
+  private void sessions(JsonObject f) throws BadFrame {
+    String agent = text(f, "agent");
+    String project = text(f, "project");
+    Object ref = clientRef(f);
+    JsonObject body = new JsonObject().put("agentId", agent).put("projectId", project);
+    if (f.getValue("cursor") != null) {
+      body.put("cursor", text(f, "cursor"));
+    }
+    room.askSlow(Addresses.AGENT_SESSIONS, body)
+        .onSuccess(reply -> send(reply.put("type", "sessions").put("agent", agent).put("project", project)
+            .put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
   }
 
   /** A thread's work against its base branch: answered with a {@code changes} frame. */

@@ -164,7 +164,7 @@ class ProjectThreadsTest {
     JsonObject noChanges = ask(new JsonObject().put("type", "changes").put("threadId", shared.getString("threadId")),
         "pc");
     assertEquals("bad_frame", noChanges.getString("code"));
-    assertTrue(noChanges.getString("message").contains("runs every thread in its own folder"));
+    assertTrue(noChanges.getString("message").contains("own folder, not in a worktree of its own"));
 
     JsonObject unknown = newThread(new JsonObject().put("project", "nope"), "u");
     assertEquals("bad_frame", unknown.getString("code"));
