@@ -251,8 +251,10 @@ final class ChatInbound {
           reply = "Only this conversation's starter or an approver of this chat may merge its work.";
           break;
         }
+        // A chat has no Commit button: what is not committed yet is committed with the merge.
         return projectCommand(r, Addresses.THREAD_MERGE, new JsonObject().put("surface", r.surface())
-            .put("user", in.senderId()), result -> "Merged into " + result.getString("baseRef") + " as "
+            .put("user", in.senderId()).put("commitFirst", true), result -> "Merged into " + result.getString("baseRef")
+            + " as "
             + result.getString("commit").substring(0, 7) + ".");
       }
       case "/new" -> {

@@ -318,13 +318,22 @@ final class ProjectRepo {
    * checked-out base has its files brought along; the thread's branch then continues from the result.
    */
   JsonObject merge(Worktree w, boolean squash, String title, String who) throws GitException {
+    return merge(w, squash, title, who, false);
+  }
+
+  /** {@code commitFirst}: what is not committed yet is committed first (a chat's /merge has no Commit button). */
+  JsonObject merge(Worktree w, boolean squash, String title, String who, boolean commitFirst) throws GitException {
     requirePresent(w);
     Git tree = tree(w);
     Git repo = repo();
-    String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
-    if (!tree.with("GIT_OPTIONAL_LOCKS", "0").ok("status", "--porcelain").out().isBlank()) {
+    boolean dirty = !tree.with("GIT_OPTIONAL_LOCKS", "0").ok("status", "--porcelain").out().isBlank();
+    if (dirty && !commitFirst) {
       throw new GitException("the thread has changes not committed yet; commit them first (nothing was merged)");
     }
+    if (dirty) {
+      commit(w, "Work from thread \"" + title + "\"", who);
+    }
+    String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
     Git.Result tip = repo.run("rev-parse", "--verify", "-q", "refs/heads/" + w.baseRef() + "^{commit}");
     if (!tip.ok()) {
       throw new GitException("the base branch " + w.baseRef() + " no longer exists; nothing was merged");

@@ -66,7 +66,7 @@ public final class ProjectRoom extends VerticleBase {
     }));
     bus.<JsonObject>localConsumer(Addresses.PROJECT_MERGE, m -> onRepo(m, (repo, b) ->
         repo.merge(ProjectRepo.Worktree.of(b), b.getBoolean("squash", true), b.getString("title", "untitled"),
-            b.getString("who"))));
+            b.getString("who"), b.getBoolean("commitFirst", false))));
     bus.<JsonObject>localConsumer(Addresses.PROJECT_DISCARD, m -> onRepo(m, (repo, b) ->
         repo.discard(ProjectRepo.Worktree.of(b))));
     if (repos.isEmpty()) {

@@ -409,7 +409,8 @@ public final class ThreadRoom extends VerticleBase {
         address = Addresses.PROJECT_COMMIT;
       }
       case "merge" -> {
-        body.put("squash", !Boolean.FALSE.equals(b.getValue("squash"))).put("title", t.title == null ? t.id : t.title);
+        body.put("squash", !Boolean.FALSE.equals(b.getValue("squash"))).put("title", t.title == null ? t.id : t.title)
+            .put("commitFirst", Boolean.TRUE.equals(b.getValue("commitFirst")));
         address = Addresses.PROJECT_MERGE;
       }
       default -> address = Addresses.PROJECT_DISCARD;
