@@ -79,7 +79,7 @@ public final class ProjectRoom extends VerticleBase {
       for (Object o : reply.body().getJsonArray("threads")) {
         JsonObject t = (JsonObject) o;
         if (t.getString("projectId") != null && t.getString("branch") != null
-            && !"discarded".equals(t.getString("worktreeState"))) {
+            && t.getString("worktreeState") == null) { // discarding (cut short) or discarded: not in use
           owned.computeIfAbsent(t.getString("projectId"), k -> new ArrayList<>()).add(ProjectRepo.Worktree.of(t));
         }
       }

@@ -76,7 +76,11 @@ public final class ThreadRoom extends VerticleBase {
     String branch;
     String baseRef;
     String baseCommit;
-    /** Null while its worktree is in use; "discarded" once a person threw its work away. */
+    /**
+     * Null while its worktree is in use; "discarding" from just before its removal begins (a stop in
+     * the middle leaves it so, and the next start finishes: the project room removes worktrees no
+     * thread still uses, keeping their work); "discarded" once it is gone.
+     */
     String worktreeState;
     /** A person's commit, merge or discard of its work is under way: one at a time. */
     boolean projectBusy;
@@ -127,6 +131,7 @@ public final class ThreadRoom extends VerticleBase {
     scope = NodeScope.of(config());
     bus = vertx.eventBus();
     return bus.<JsonObject>request(Addresses.STORE_THREAD_LIST, new JsonObject()).onSuccess(reply -> {
+      List<ThreadState> finishing = new ArrayList<>();
       for (Object o : reply.body().getJsonArray("threads")) {
         JsonObject row = (JsonObject) o;
         ThreadState t = new ThreadState(row.getString("threadId"), row.getString("agentId"),
@@ -141,11 +146,18 @@ public final class ThreadRoom extends VerticleBase {
         t.baseRef = row.getString("baseRef");
         t.baseCommit = row.getString("baseCommit");
         t.worktreeState = row.getString("worktreeState");
+        if ("discarding".equals(t.worktreeState)) {
+          // A stop cut its discard short: the project room's start removes what is left, keeping the work.
+          t.worktreeState = "discarded";
+          t.archivedAt = t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt;
+          finishing.add(t);
+        }
         t.lastSeq = row.getLong("lastSeq");
         row.getJsonArray("routes").forEach(r -> t.routes.add((String) r));
         threads.put(t.id, t);
       }
       log.info("{} threads loaded", threads.size());
+      finishing.forEach(t -> saveAndAnnounce(null, t, "the end of its discard"));
       scope.<JsonObject>serve(bus, Addresses.THREAD_CREATE, this::create);
       scope.<JsonObject>serve(bus, Addresses.THREAD_LIST, this::list);
       scope.<JsonObject>serve(bus, Addresses.THREAD_STATUS, m -> m.reply(counted(new JsonObject()
@@ -342,6 +354,12 @@ public final class ThreadRoom extends VerticleBase {
             .put("text", "The session could not be opened: " + err.getMessage())));
   }
 
+  /** Written before a worktree's removal begins, so a stop in the middle is finished at the next start. */
+  private Future<?> markDiscarding(ThreadState t) {
+    t.worktreeState = "discarding";
+    return bus.request(Addresses.STORE_THREAD_SAVE, t.row());
+  }
+
   /** Why a thread has no worktree to act on, or null when it has one. */
   private String noWorktree(ThreadState t) {
     if (t.projectId == null) {
@@ -351,7 +369,7 @@ public final class ThreadRoom extends VerticleBase {
       return "thread " + t.id + " works in project " + t.projectId + "'s own folder, not in a worktree of its own; "
           + "review its changes there";
     }
-    if ("discarded".equals(t.worktreeState)) {
+    if (t.worktreeState != null) {
       return "the work of thread " + t.id + " was discarded (kept under refs/switchboard/archive/" + t.id + ")";
     }
     return null;
@@ -419,7 +437,8 @@ public final class ThreadRoom extends VerticleBase {
     // A discard stops the agent first: nothing may write into a folder that is going away.
     Future<?> before = action.equals("discard")
         ? bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id)) : Future.succeededFuture();
-    before.compose(x -> bus.<JsonObject>request(address, body,
+    before.compose(x -> action.equals("discard") ? markDiscarding(t) : Future.succeededFuture())
+        .compose(x -> bus.<JsonObject>request(address, body,
             new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
         .compose(reply -> {
           JsonObject result = reply.body();
@@ -506,7 +525,7 @@ public final class ThreadRoom extends VerticleBase {
       return;
     }
     String text = b.getValue("text") instanceof String s ? s : "";
-    if ("discarded".equals(t.worktreeState)) {
+    if (t.worktreeState != null) {
       ErrorCode.BAD_REQUEST.fail(m, "the work of this thread was discarded, so its agent has no folder to work in; "
           + "start a new thread in project " + t.projectId);
       return;
@@ -614,8 +633,9 @@ public final class ThreadRoom extends VerticleBase {
       // discarded by the project room (its work kept under an archive ref first).
       boolean worktree = t.branch != null && !"discarded".equals(t.worktreeState);
       bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id))
-          .compose(x -> worktree ? bus.request(Addresses.PROJECT_DISCARD, t.worktreeFacts(),
-              new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)) : Future.succeededFuture())
+          .compose(x -> worktree ? markDiscarding(t).compose(y -> bus.request(Addresses.PROJECT_DISCARD,
+              t.worktreeFacts(), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
+              : Future.succeededFuture())
           .compose(x -> bus.request(Addresses.STORE_THREAD_DELETE, new JsonObject().put("threadId", t.id)))
           .compose(x -> t.projectId != null ? Future.succeededFuture(0)
               : vertx.executeBlocking(() -> removeTree(workspace), false))
