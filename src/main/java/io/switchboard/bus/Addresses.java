@@ -92,6 +92,8 @@ public final class Addresses {
   public static final String PROJECT_COMMIT = "sb.project.commit";
   public static final String PROJECT_MERGE = "sb.project.merge";
   public static final String PROJECT_DISCARD = "sb.project.discard";
+  /** After a turn: the worktree recorded under refs/switchboard/checkpoints/<thread>, the branch untouched. */
+  public static final String PROJECT_CHECKPOINT = "sb.project.checkpoint";
   /** Published when a thread is created (its row saved) and when it gets its title: as sb.thread.get answers. */
   public static final String THREAD_CHANGED = "sb.thread.changed";
   public static final String THREAD_LIST = "sb.thread.list";

@@ -298,6 +298,37 @@ final class ProjectRepo {
     }
   }
 
+  /**
+   * A checkpoint after a turn: everything in the worktree (what is not committed and untracked
+   * files too, read through a scratch index) recorded as a commit on
+   * {@code refs/switchboard/checkpoints/<thread>} — its reflog keeps the earlier ones — without
+   * touching the thread's branch, index or files. Returns the checkpoint, or null when nothing
+   * changed since the last one.
+   */
+  JsonObject checkpoint(Worktree w, long turn) throws GitException {
+    requirePresent(w);
+    Git tree = tree(w).with("GIT_OPTIONAL_LOCKS", "0");
+    String ref = "refs/switchboard/checkpoints/" + w.threadId();
+    String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
+    Path index = scratchIndex(w);
+    try {
+      Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
+      scratch.ok("add", "-A", "--", ".");
+      String snapshot = scratch.ok("write-tree").firstLine();
+      Git.Result last = tree.run("rev-parse", "--verify", "-q", ref + "^{tree}");
+      if (last.ok() ? last.firstLine().equals(snapshot) : snapshot.equals(tree.ok("rev-parse", "HEAD^{tree}")
+          .firstLine())) {
+        return null;
+      }
+      String commit = tree.ok("commit-tree", snapshot, "-p", head, "-m", "Checkpoint after turn " + turn
+          + " of thread " + w.threadId()).firstLine();
+      tree.ok("update-ref", "--create-reflog", "-m", "switchboard: checkpoint after turn " + turn, ref, commit);
+      return new JsonObject().put("checkpoint", commit).put("ref", ref);
+    } finally {
+      deleteQuietly(index);
+    }
+  }
+
   /** Commits everything in the worktree (the gateway's commit, never the agent's): the new commit. */
   JsonObject commit(Worktree w, String message, String who) throws GitException {
     requirePresent(w);

@@ -67,6 +67,10 @@ public final class ProjectRoom extends VerticleBase {
     bus.<JsonObject>localConsumer(Addresses.PROJECT_MERGE, m -> onRepo(m, (repo, b) ->
         repo.merge(ProjectRepo.Worktree.of(b), b.getBoolean("squash", true), b.getString("title", "untitled"),
             b.getString("who"), b.getBoolean("commitFirst", false))));
+    bus.<JsonObject>localConsumer(Addresses.PROJECT_CHECKPOINT, m -> onRepo(m, (repo, b) -> {
+      JsonObject made = repo.checkpoint(ProjectRepo.Worktree.of(b), b.getLong("turn", 0L));
+      return made == null ? new JsonObject() : made;
+    }));
     bus.<JsonObject>localConsumer(Addresses.PROJECT_DISCARD, m -> onRepo(m, (repo, b) ->
         repo.discard(ProjectRepo.Worktree.of(b))));
     if (repos.isEmpty()) {

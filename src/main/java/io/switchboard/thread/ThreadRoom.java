@@ -82,6 +82,8 @@ public final class ThreadRoom extends VerticleBase {
      * thread still uses, keeping their work); "discarded" once it is gone.
      */
     String worktreeState;
+    /** Turns ended while this gateway ran (numbers its checkpoints). */
+    long turns;
     /** A person's commit, merge or discard of its work is under way: one at a time. */
     boolean projectBusy;
     final Set<String> routes = new LinkedHashSet<>();
@@ -352,6 +354,17 @@ public final class ThreadRoom extends VerticleBase {
             .put("importHistory", true), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(WORKTREE_CREATE_MS))
         .onFailure(err -> append(t, new JsonObject().put("kind", "system").put("level", "error")
             .put("text", "The session could not be opened: " + err.getMessage())));
+  }
+
+  /** After each turn in a worktree: a restore point of its files, never moving its branch. */
+  private void checkpoint(ThreadState t) {
+    if (noWorktree(t) != null) {
+      return;
+    }
+    long turn = ++t.turns;
+    bus.<JsonObject>request(Addresses.PROJECT_CHECKPOINT, t.worktreeFacts().put("turn", turn),
+            new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS))
+        .onFailure(err -> log.warn("thread {}: no checkpoint after turn {}: {}", t.id, turn, err.getMessage()));
   }
 
   /** Written before a worktree's removal begins, so a stop in the middle is finished at the next start. */
@@ -770,6 +783,9 @@ public final class ThreadRoom extends VerticleBase {
     if (kind.equals("turn_started")) {
       t.busy = true;
     } else if (kind.equals("turn_ended") || kind.equals("agent_exited")) {
+      if (t.busy && kind.equals("turn_ended")) {
+        checkpoint(t);
+      }
       t.busy = false;
     }
     long at = System.currentTimeMillis();

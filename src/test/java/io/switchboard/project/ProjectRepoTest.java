@@ -187,6 +187,22 @@ class ProjectRepoTest {
   }
 
   @Test
+  void aCheckpointRecordsEverythingWithoutMovingTheBranchAndOnlyWhenSomethingChanged() throws Exception {
+    ProjectRepo.Worktree w = created("t_cp", null);
+    assertEquals(null, repo.checkpoint(w, 1), "nothing changed yet");
+    Files.writeString(w.dir().resolve("a.txt"), "one\n");
+    String first = repo.checkpoint(w, 1).getString("checkpoint");
+    assertEquals(null, repo.checkpoint(w, 2), "nothing changed since");
+    Files.writeString(w.dir().resolve("a.txt"), "two\n");
+    String second = repo.checkpoint(w, 3).getString("checkpoint");
+    assertEquals("two", person(repoDir, "show", "refs/switchboard/checkpoints/t_cp:a.txt"));
+    assertEquals(first, person(repoDir, "rev-parse", "refs/switchboard/checkpoints/t_cp@{1}"), "the reflog keeps it");
+    assertEquals(second, person(repoDir, "rev-parse", "refs/switchboard/checkpoints/t_cp"));
+    assertEquals(w.baseCommit(), person(w.dir(), "rev-parse", "HEAD"));
+    assertEquals("?? a.txt", person(w.dir(), "status", "--porcelain"));
+  }
+
+  @Test
   void aWorktreeDeletedByHandIsNamedNotFollowed() throws Exception {
     ProjectRepo.Worktree w = created("t_gone", null);
     ProjectRepo.deleteTree(w.dir());

@@ -112,6 +112,10 @@ class ProjectThreadsTest {
     assertEquals("demo-notes.md", changes.getJsonArray("files").getJsonObject(0).getString("path"));
     assertEquals(1, changes.getInteger("uncommitted"));
     assertTrue(changes.getString("patch").contains("+- first thread's note"));
+    assertTrue(person(repo, "show", "refs/switchboard/checkpoints/" + t1 + ":demo-notes.md")
+        .contains("first thread's note"), "a checkpoint after the turn");
+    assertEquals(one.getString("branch"), person(w1, "rev-parse", "--abbrev-ref", "HEAD"));
+    assertEquals(person(repo, "rev-parse", "main"), person(w1, "rev-parse", "HEAD"), "the checkpoint moved no branch");
 
     JsonObject early = ask(new JsonObject().put("type", "merge").put("threadId", t1), "m0");
     assertEquals("conflict", early.getString("code"), early.encode());
