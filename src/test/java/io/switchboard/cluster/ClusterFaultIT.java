@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.SeededRuns;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -75,24 +76,16 @@ class ClusterFaultIT {
 
   @Test
   void seededFaultsAcrossThreeNodesKeepEveryInvariant() throws Exception {
-    String fixed = System.getProperty("cluster.seed", "").isBlank() ? null : System.getProperty("cluster.seed");
-    int runs = Integer.getInteger("cluster.runs", 1);
-    long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
-    for (int i = 0; i < (fixed != null ? 1 : runs); i++) {
-      long seed = base + i;
-      System.out.println("cluster fault run seed " + seed);
+    int runs = SeededRuns.play("cluster fault", "cluster.seed", "cluster.runs", 1, seed -> {
       try {
         run(seed);
         System.out.println("steps: " + log);
         System.out.println("the edge recovered from lost messages: " + recoveries());
-      } catch (Throwable t) {
-        throw new AssertionError("cluster fault run with seed " + seed + " broke an invariant (replay with "
-            + "-Dcluster.seed=" + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
       } finally {
         cluster.close();
       }
-    }
-    System.out.println("cluster faults injected in " + (fixed != null ? 1 : runs) + " runs: " + faultCounts);
+    }, () -> log);
+    System.out.println("cluster faults injected in " + runs + " runs: " + faultCounts);
   }
 
   private void run(long seed) throws Exception {

@@ -8,6 +8,7 @@ import io.switchboard.testkit.FakePlugin;
 import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
 import io.switchboard.testkit.PluginControl;
+import io.switchboard.testkit.SeededRuns;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -85,20 +86,8 @@ class FaultSuiteIT {
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {
-    String fixed = System.getProperty("fault.seed", "").isBlank() ? null : System.getProperty("fault.seed");
-    int runs = Integer.getInteger("fault.runs", 4);
-    long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
-    for (int i = 0; i < (fixed != null ? 1 : runs); i++) {
-      long seed = base + i;
-      System.out.println("fault run seed " + seed);
-      try {
-        run(seed);
-      } catch (Throwable t) {
-        throw new AssertionError("fault run with seed " + seed + " broke an invariant (replay with -Dfault.seed="
-            + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
-      }
-    }
-    System.out.println("faults injected in " + (fixed != null ? 1 : runs) + " runs: " + faultCounts);
+    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 4, this::run, () -> log);
+    System.out.println("faults injected in " + runs + " runs: " + faultCounts);
   }
 
   private void fault(String name) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
+import io.switchboard.testkit.SeededRuns;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -68,19 +69,7 @@ class WorktreeFaultIT {
 
   @Test
   void seededKillsDuringWorktreeWorkLeaveTheRepositoryConsistent() throws Exception {
-    String fixed = System.getProperty("worktree.fault.seed", "");
-    int runs = Integer.getInteger("worktree.fault.runs", 1);
-    long base = fixed.isBlank() ? System.nanoTime() : Long.parseLong(fixed);
-    for (int i = 0; i < (fixed.isBlank() ? runs : 1); i++) {
-      long seed = base + i;
-      System.out.println("worktree fault run seed " + seed);
-      try {
-        run(seed);
-      } catch (Throwable t) {
-        throw new AssertionError("worktree fault run with seed " + seed + " broke an invariant (replay with "
-            + "-Dworktree.fault.seed=" + seed + "): " + t.getMessage() + "\nsteps: " + log, t);
-      }
-    }
+    SeededRuns.play("worktree fault", "worktree.fault.seed", "worktree.fault.runs", 1, this::run, () -> log);
     System.out.println("worktree faults injected: " + faults);
   }
 
