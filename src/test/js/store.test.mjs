@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  initialState, reduce, createStore, newestListed, totalPending, listChanged, threadRows,
+  initialState, reduce, createStore, newestListed, totalPending, listChanged, threadRows, changesAwait,
 } from '../../main/webroot/js/store.js';
 
 const welcomed = () => reduce(initialState(), {
@@ -113,4 +113,95 @@ test('the store hands each listener the state after and before a dispatch', () =
   store.dispatch({ type: 'opened', threadId: 'x', draft: '' });
   assert.deepEqual(seen, [[null, 'x']]);
   assert.equal(store.state.current, 'x');
+});
+
+const withProjects = () => reduce(initialState(), {
+  type: 'welcome', defaultAgent: 'demo', agents: [{ id: 'demo', name: 'Demo agent' }],
+  projects: [{ id: 'app', name: 'App', worktrees: 'perThread', agents: [] }], defaultProject: 'app',
+  threads: [
+    { threadId: 'a', agent: 'demo', title: 'In the app', busy: false, pending: 0, project: 'app',
+      branch: 'switchboard/a', baseRef: 'main', worktree: 'active' },
+    { threadId: 'b', agent: 'demo', title: 'Scratch', busy: false, pending: 0 },
+  ],
+});
+
+test('welcome keeps the projects, the default one and each thread\'s project facts', () => {
+  const s = withProjects();
+  assert.equal(s.defaultProject, 'app');
+  assert.equal(s.projects[0].name, 'App');
+  assert.equal(s.threads.get('a').info.branch, 'switchboard/a');
+  assert.deepEqual(initialState().projects, []);
+  assert.equal(reduce(initialState(), { type: 'welcome', agents: [], threads: [] }).defaultProject, null,
+    'a gateway without projects');
+});
+
+test('a thread frame brings a new thread\'s project facts, and a discard ends its worktree', () => {
+  let s = reduce(withProjects(), { type: 'thread', threadId: 'c', agent: 'demo', project: 'app', branch: 'feature/x',
+    baseRef: 'main', worktree: 'active' });
+  assert.deepEqual([s.threads.get('c').info.project, s.threads.get('c').info.branch], ['app', 'feature/x']);
+  s = reduce(s, { type: 'thread', threadId: 'a', agent: 'demo', title: 'In the app', archived: true, project: 'app',
+    branch: 'switchboard/a', baseRef: 'main', worktree: 'discarded' });
+  assert.equal(s.threads.get('a').info.worktree, 'discarded');
+  assert.equal(s.threads.get('a').info.archived, true);
+  // A frame without project facts (a rename from an older node) leaves them as they were.
+  s = reduce(s, { type: 'thread', threadId: 'c', title: 'Renamed' });
+  assert.equal(s.threads.get('c').info.branch, 'feature/x');
+  assert.equal(s.threads.get('c').info.title, 'Renamed');
+});
+
+test('the thread list labels a thread with its project\'s name', () => {
+  const rows = threadRows(withProjects()).listed;
+  assert.deepEqual(rows.map((r) => r.project), [null, 'App']);
+  const s = withProjects();
+  assert.equal(listChanged(s, { ...s, projects: [{ id: 'app', name: 'Renamed app' }] }), true);
+});
+
+test('the Changes panel: asked, answered, an action done, an action refused, closed', () => {
+  let s = reduce(withProjects(), { type: 'changes_asked', threadId: 'a', clientRef: 'c1' });
+  assert.deepEqual(s.changes, { threadId: 'a', data: null, asked: 'c1', pending: null, note: null });
+  assert.equal(changesAwait(s, 'c1'), true);
+  const frame = { type: 'changes', threadId: 'a', files: [], patch: '', ahead: 0, uncommitted: 1, clientRef: 'c1' };
+  s = reduce(s, { type: 'changes', threadId: 'a', frame });
+  assert.equal(s.changes.data, frame);
+  assert.equal(s.changes.asked, null);
+  assert.equal(reduce(s, { type: 'changes', threadId: 'b', frame: { ...frame, threadId: 'b' } }), s,
+    'another thread\'s changes are not the panel\'s');
+  s = reduce(s, { type: 'project_asked', threadId: 'a', action: 'commit', clientRef: 'k1' });
+  assert.deepEqual(s.changes.pending, { action: 'commit', clientRef: 'k1' });
+  assert.equal(reduce(s, { type: 'project_action', threadId: 'a', clientRef: 'other', result: {} }), s);
+  s = reduce(s, { type: 'project_action', threadId: 'a', clientRef: 'k1', result: { commit: 'abc' } });
+  assert.deepEqual(s.changes.note, { action: 'commit', result: { commit: 'abc' } });
+  assert.equal(s.changes.pending, null);
+  // A refresh keeps what was shown until the new changes come.
+  s = reduce(s, { type: 'changes_asked', threadId: 'a', clientRef: 'c2' });
+  assert.equal(s.changes.data, frame);
+  s = reduce(s, { type: 'project_asked', threadId: 'a', action: 'merge', clientRef: 'm1' });
+  assert.equal(s.changes.note, null, 'a new action clears the last one\'s words');
+  const before = s;
+  s = reduce(s, { type: 'project_refused', clientRef: 'm1', code: 'conflict', message: 'would conflict in README.md' });
+  assert.deepEqual(s.changes.note, { action: 'merge', error: { code: 'conflict', message: 'would conflict in README.md' } });
+  assert.equal(before.changes.pending.action, 'merge', 'the state before is untouched');
+  s = reduce(s, { type: 'project_refused', clientRef: 'c2', code: 'bad_request', message: 'worktree gone' });
+  assert.equal(s.changes.note.action, 'changes');
+  assert.equal(reduce(s, { type: 'project_refused', clientRef: 'nobody', code: 'x' }), s);
+  assert.equal(changesAwait(s, 'nobody'), false);
+  // Asked for another thread: what was shown of the first goes.
+  const other = reduce(s, { type: 'changes_asked', threadId: 'b', clientRef: 'c3' });
+  assert.deepEqual(other.changes, { threadId: 'b', data: null, asked: 'c3', pending: null, note: null });
+  assert.equal(reduce(s, { type: 'changes_closed' }).changes, null);
+  assert.equal(changesAwait(initialState(), 'c1'), false);
+});
+
+test('the socket going down ends the panel\'s wait, saying so', () => {
+  let s = reduce(withProjects(), { type: 'changes_asked', threadId: 'a', clientRef: 'c1' });
+  s = reduce(s, { type: 'project_asked', threadId: 'a', action: 'merge', clientRef: 'm1' });
+  s = reduce(s, { type: 'changes_lost', message: 'the connection dropped' });
+  assert.deepEqual(s.changes.note, { action: 'merge', error: { code: 'unavailable', message: 'the connection dropped' } });
+  assert.equal(s.changes.asked, null);
+  assert.equal(s.changes.pending, null);
+  assert.equal(reduce(s, { type: 'changes_lost', message: 'again' }), s, 'nothing waited');
+  const onlyAsked = reduce(reduce(withProjects(), { type: 'changes_asked', threadId: 'a', clientRef: 'c2' }),
+    { type: 'changes_lost', message: 'dropped' });
+  assert.equal(onlyAsked.changes.note.action, 'changes');
+  assert.equal(reduce(initialState(), { type: 'changes_lost', message: 'x' }).changes, null);
 });

@@ -337,10 +337,18 @@ export function renderToolBody(box, d, terminalOutputs = {}) {
 }
 
 function diff(c) {
+  return diffBox(shortPath(c.path), c.path, diffRows(c.oldText, c.newText));
+}
+
+// A diff as the page draws one: its path, then a line per row ({kind: 'add' | 'del' | … | null, text});
+// an agent's proposed edit and a thread's changes (changes.js) look alike.
+export function diffBox(path, title, rows) {
   const box = el('div', 'diff');
-  const path = el('div', 'path', shortPath(c.path));
-  path.title = c.path;
-  box.append(path);
-  for (const row of diffRows(c.oldText, c.newText)) box.append(el('div', row.kind, row.text));
+  if (path) {
+    const p = el('div', 'path', path);
+    if (title) p.title = title;
+    box.append(p);
+  }
+  for (const row of rows) box.append(el('div', row.kind, row.text));
   return box;
 }

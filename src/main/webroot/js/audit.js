@@ -3,6 +3,7 @@ import { $, el, toast } from './dom.js';
 import { store } from './state.js';
 import { setMenu } from './menu.js';
 import { reasonText } from './format.js';
+import { closeChanges } from './changes.js';
 
 let openThread = () => {};
 
@@ -12,6 +13,8 @@ export function showAudit(visible) {
   $('composer').hidden = visible;
   if (visible) {
     $('plan').hidden = true;
+    $('project-bar').hidden = true;
+    closeChanges();
     $('thread-title').textContent = 'Permission audit';
     setMenu(false);
     loadAudit();

@@ -9,6 +9,8 @@ import { card, resolved, stale, answerNotTaken } from './cards.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
+import { changesFrame, changesRefused, projectActionFrame } from './changes.js';
+import { threadRefused } from './picker.js';
 import {
   connectionLost, landAtEnd, open, pendingCounts, resume, threadFrame, turn, welcome,
 } from './threads.js';
@@ -26,7 +28,10 @@ function receive(f) {
     case 'permission_stale': return stale(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCounts(f.counts);
+    case 'changes': return changesFrame(f);
+    case 'project_action': return projectActionFrame(f);
     case 'error':
+      if (changesRefused(f) || threadRefused(f)) return; // said where it was asked, in words
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
       return toast(f.message ? f.code + ': ' + f.message : f.code);

@@ -2,6 +2,7 @@
 // reducer is pure (it returns a new state, never touches the old one or the page), so Node tests it.
 // What is not state lives elsewhere: the socket in socket.js, each thread's drawn log in views.js.
 import { agentLabel } from './format.js';
+import { projectName } from './projects.js';
 
 export function initialState() {
   return {
@@ -15,6 +16,13 @@ export function initialState() {
     agentImages: {}, // agentId -> whether it takes images (from its threads' prompt_capabilities)
     lastPrompt: null, // kept until the server takes it: refused, it comes back to the composer
     reasons: {}, // why a question ended without an answer: slug -> words (GET /api/reasons)
+    projects: [], // where threads may start: { id, name, worktrees: 'perThread' | 'shared', agents }
+    defaultProject: null,
+    // The Changes panel, while it is open: the thread it is about (not always the one shown: a
+    // discarded thread's result stays until closed), the last changes frame, the clientRef of a
+    // changes frame awaited, the person's action under way ({action, clientRef}) and how the last
+    // one ended ({action, result} or {action, error: {code, message}}).
+    changes: null,
   };
 }
 
@@ -40,7 +48,8 @@ export function reduce(state, action) {
         const known = threads.get(t.threadId) || newThread(t.threadId);
         threads.set(t.threadId, { ...known, info: t, busy: t.busy, pending: t.pending || 0 });
       }
-      return { ...state, agents: action.agents, defaultAgent: action.defaultAgent, nodes: action.nodes || [], threads };
+      return { ...state, agents: action.agents, defaultAgent: action.defaultAgent, nodes: action.nodes || [], threads,
+        projects: action.projects || [], defaultProject: action.defaultProject ?? null };
     }
     case 'thread_asked':
       return { ...state, pendingThread: action.clientRef };
@@ -51,6 +60,8 @@ export function reduce(state, action) {
         let info = t.info;
         if (!known) info = { threadId: id, agent: action.agent, title: action.title || null, busy: false, node: action.node };
         else if (action.title) info = { ...info, title: action.title };
+        // Its project facts, as they are now (a merge moves nothing here; a discard ends its worktree).
+        for (const k of PROJECT_FACTS) if (action[k] !== undefined) info = { ...info, [k]: action[k] };
         return { ...t, info: { ...info, archived: !!action.archived } };
       });
     }
@@ -102,10 +113,55 @@ export function reduce(state, action) {
       return { ...state, lastPrompt: action.prompt };
     case 'reasons':
       return { ...state, reasons: action.reasons };
+    case 'changes_asked': {
+      // Opens the panel on the thread (what it showed of another is dropped) and waits for its changes.
+      const same = state.changes && state.changes.threadId === id;
+      return { ...state, changes: same ? { ...state.changes, asked: action.clientRef }
+        : { threadId: id, data: null, asked: action.clientRef, pending: null, note: null } };
+    }
+    case 'changes_closed':
+      return { ...state, changes: null };
+    case 'changes': {
+      const c = state.changes;
+      if (!c || c.threadId !== id) return state;
+      return { ...state, changes: { ...c, data: action.frame, asked: c.asked === action.frame.clientRef ? null : c.asked } };
+    }
+    case 'project_asked': {
+      const c = state.changes;
+      if (!c || c.threadId !== id) return state;
+      return { ...state, changes: { ...c, pending: { action: action.action, clientRef: action.clientRef }, note: null } };
+    }
+    case 'project_action': {
+      const c = state.changes;
+      if (!c || !c.pending || c.pending.clientRef !== action.clientRef) return state;
+      return { ...state, changes: { ...c, pending: null, note: { action: c.pending.action, result: action.result || {} } } };
+    }
+    case 'project_refused': {
+      // An error frame for the panel's action or its changes frame: said in the panel, in words.
+      const c = state.changes;
+      if (!c || action.clientRef == null) return state;
+      const error = { code: action.code, message: action.message };
+      if (c.pending && c.pending.clientRef === action.clientRef) {
+        return { ...state, changes: { ...c, pending: null, note: { action: c.pending.action, error } } };
+      }
+      if (c.asked === action.clientRef) return { ...state, changes: { ...c, asked: null, note: { action: 'changes', error } } };
+      return state;
+    }
+    case 'changes_lost': {
+      // The socket went down while the panel waited: no answer will come for what it asked.
+      const c = state.changes;
+      if (!c || (!c.pending && !c.asked)) return state;
+      const error = { code: 'unavailable', message: action.message };
+      return { ...state, changes: { ...c, pending: null, asked: null,
+        note: { action: c.pending ? c.pending.action : 'changes', error } } };
+    }
     default:
       throw new Error('unknown action ' + action.type);
   }
 }
+
+// The thread facts a project gives: its project id, branch, base branch and worktree's state.
+const PROJECT_FACTS = ['project', 'branch', 'baseRef', 'worktree'];
 
 export function createStore(reducer, state) {
   const listeners = [];
@@ -129,12 +185,18 @@ export function newestListed(state) {
   return [...state.threads.values()].reverse().find((t) => !t.info.archived) || null;
 }
 
+// Whether an error frame's clientRef is the Changes panel's (its action or its changes frame).
+export function changesAwait(state, clientRef) {
+  const c = state.changes;
+  return !!c && clientRef != null && (c.pending?.clientRef === clientRef || c.asked === clientRef);
+}
+
 export const totalPending = (state) => [...state.threads.values()].reduce((n, t) => n + (t.pending || 0), 0);
 
 // Whether the thread list shows something else after a change: an event's seq, a draft or a
 // thread's usage leave it as it is (those come many times a second).
 export function listChanged(before, after) {
-  if (before.current !== after.current || before.agents !== after.agents) return true;
+  if (before.current !== after.current || before.agents !== after.agents || before.projects !== after.projects) return true;
   if (before.threads === after.threads) return false;
   if (before.threads.size !== after.threads.size) return true;
   for (const [id, t] of after.threads) {
@@ -150,6 +212,7 @@ export function threadRows(state) {
     key: t.info.threadId,
     title: t.info.title || 'New thread',
     agent: agentLabel(state.agents, t.info),
+    project: t.info.project ? projectName(state.projects, t.info.project) : null,
     current: t.info.threadId === state.current,
     pending: t.pending || 0,
     archived: !!t.info.archived,

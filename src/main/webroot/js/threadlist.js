@@ -10,10 +10,13 @@ import { titleWithCount } from './format.js';
 
 const titleOf = (id) => store.state.threads.get(id)?.info.title || 'this thread';
 
-// The button that opens a thread: its title, its agent, and a badge while questions wait.
+// The button that opens a thread: its title, its project (when it has one), its agent, and a badge
+// while questions wait.
 function threadButton(open, id) {
   const b = el('button');
-  b.append(el('span', 'title'), el('span', 'agent'));
+  const project = el('span', 'project');
+  project.hidden = true;
+  b.append(el('span', 'title'), project, el('span', 'agent'));
   b.addEventListener('click', () => open(id));
   return b;
 }
@@ -21,7 +24,12 @@ function threadButton(open, id) {
 function updateButton(b, row) {
   b.classList.toggle('current', row.current);
   setText(b.children[0], row.title);
-  setText(b.children[1], row.agent);
+  const project = b.children[1];
+  b.classList.toggle('with-project', !!row.project);
+  project.hidden = !row.project;
+  setText(project, row.project || '');
+  project.title = row.project ? 'Project ' + row.project : '';
+  setText(b.children[2], row.agent);
 }
 
 function updateBadge(b, row) {

@@ -4,11 +4,13 @@ import { $, el, setLog } from './dom.js';
 import { store, dispatch } from './state.js';
 import { newestListed, thread } from './store.js';
 import { views, makeView } from './views.js';
-import { send } from './socket.js';
+import { isOpen, send } from './socket.js';
 import { renderConfig, renderModes, renderPlan, renderUsage } from './acp.js';
 import { showAudit } from './audit.js';
 import { setMenu } from './menu.js';
 import { refreshKnocks, refreshPool } from './sidebar.js';
+import { changesLost, followThread, renderProjectBar, turnEnded } from './changes.js';
+import { pickerFields, renderPicker, startingLost, threadStarted } from './picker.js';
 
 export function welcome(f) {
   const select = $('agent-select');
@@ -29,7 +31,9 @@ export function welcome(f) {
     return o;
   }));
   pick.hidden = $('node-label').hidden = nodes.length < 2;
-  dispatch({ type: 'welcome', agents: f.agents, defaultAgent: f.defaultAgent, nodes, threads: f.threads });
+  dispatch({ type: 'welcome', agents: f.agents, defaultAgent: f.defaultAgent, nodes, threads: f.threads,
+    projects: f.projects, defaultProject: f.defaultProject });
+  renderPicker();
   refreshPool();
   refreshKnocks();
   const listed = f.threads.filter((t) => !t.archived);
@@ -42,6 +46,7 @@ $('new-thread').addEventListener('submit', (ev) => {
   dispatch({ type: 'thread_asked', clientRef });
   const frame = { type: 'new_thread', agent: $('agent-select').value, clientRef };
   if (!$('node-select').hidden && $('node-select').value) frame.node = $('node-select').value;
+  if (isOpen()) Object.assign(frame, pickerFields(clientRef)); // a project (or a scratch folder) and a branch
   send(frame);
 });
 
@@ -68,7 +73,9 @@ export function threadFrame(f) {
   }
   const before = thread(store.state, f.threadId);
   const archivedHere = !!before && !before.info.archived && f.archived && f.threadId === store.state.current;
-  dispatch({ type: 'thread', threadId: f.threadId, agent: f.agent, title: f.title, archived: f.archived, node: f.node });
+  dispatch({ type: 'thread', threadId: f.threadId, agent: f.agent, title: f.title, archived: f.archived, node: f.node,
+    project: f.project, branch: f.branch, baseRef: f.baseRef, worktree: f.worktree });
+  threadStarted(f.clientRef);
   // It got its title (its first prompt), its agent named it, or someone renamed it.
   if (before && f.title && f.threadId === store.state.current) $('thread-title').textContent = f.title;
   renderArchive();
@@ -108,6 +115,8 @@ export function open(id) {
     send({ type: 'attach', threadId: id, afterSeq: 0 });
   }
   showAudit(false);
+  renderProjectBar();
+  followThread(id);
   setLog(v.log);
   $('thread-title').textContent = thread(store.state, id).info.title || 'New thread';
   $('input').disabled = false;
@@ -134,6 +143,8 @@ export function resume() {
 // What the server said of turns no longer holds once the socket is down: the attach after the
 // reconnect says it again.
 export function connectionLost() {
+  startingLost();
+  changesLost();
   $('busy').hidden = true;
   $('stop').disabled = true;
 }
@@ -148,7 +159,9 @@ export function landAtEnd(id) {
 }
 
 export function turn(id, busy) {
+  const was = thread(store.state, id)?.busy;
   dispatch({ type: 'turn', threadId: id, busy });
+  if (was && !busy) turnEnded(id);
   refreshPool();
   if (id !== store.state.current) return;
   $('busy').hidden = !busy;

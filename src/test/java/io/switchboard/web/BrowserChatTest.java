@@ -823,4 +823,253 @@ class BrowserChatTest {
       browser.executeCdpCommand("Emulation.setTouchEmulationEnabled", java.util.Map.of("enabled", false));
     }
   }
+
+  /**
+   * Projects (a thread's work in a git worktree of its own): on a phone and on a desktop, two threads
+   * start in the project App, each writes its note there, and the Changes view shows it; the first
+   * is committed and merged into main, the second discarded. The real repository says so after.
+   */
+  @Test
+  void twoThreadsInAProjectOneMergedOneDiscardedOnAPhone(Vertx vertx) throws Exception {
+    workInAProject(vertx, 390, 844);
+  }
+
+  @Test
+  void twoThreadsInAProjectOneMergedOneDiscardedOnADesktop(Vertx vertx) throws Exception {
+    workInAProject(vertx, 1280, 900);
+  }
+
+  private void workInAProject(Vertx vertx, int width, int height) throws Exception {
+    gateway.close();
+    Path repo = Files.createDirectories(dir.resolve("repo"));
+    git(repo, "init", "-q", "-b", "main");
+    Files.writeString(repo.resolve("README.md"), "# The app\n");
+    git(repo, "add", "README.md");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "The first commit");
+    io.switchboard.config.Settings base = new io.switchboard.config.Settings(
+        new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data-projects"), "demo",
+        List.of(AgentHarness.demo()), List.of(), io.switchboard.config.Settings.LogFormat.TEXT);
+    gateway = new GatewayHarness(vertx, GatewayHarness.withProjects(base, List.of(new io.switchboard.config.ProjectSpec(
+        "app", "App", repo, List.of(), io.switchboard.config.ProjectSpec.Worktrees.PER_THREAD, null, null, null, null))),
+        io.switchboard.Gateway.Tuning.DEFAULT);
+    boolean phone = width < 760;
+    browser.manage().window().setSize(new Dimension(width, height));
+    logIn();
+    JavascriptExecutor js = (JavascriptExecutor) browser;
+    String[] notes = {"the first thread's note at " + width, "the second thread's note at " + width};
+    String[] branches = new String[2];
+    List<String> ids = new java.util.ArrayList<>();
+    for (int n = 0; n < 2; n++) {
+      int i = n;
+      showNewThreadForm(phone);
+      org.openqa.selenium.support.ui.Select project = new org.openqa.selenium.support.ui.Select(
+          browser.findElement(By.id("project-select")));
+      assertEquals("App", project.getFirstSelectedOption().getText(), "the default project, chosen");
+      assertEquals(List.of("App", "No project (scratch folder)"), project.getOptions().stream()
+          .map(WebElement::getText).toList());
+      WebElement branch = browser.findElement(By.id("branch-input"));
+      for (WebElement control : List.of(project.getWrappedElement(), branch,
+          browser.findElement(By.cssSelector("#new-thread button")))) {
+        assertTrue(control.getSize().getHeight() >= 44, "a 44 px target: " + control.getDomAttribute("id"));
+        assertTrue(inWindow(control), "inside the window: " + control.getDomAttribute("id"));
+      }
+      if (i == 0) {
+        branch.sendKeys("notes-" + width);
+      }
+      if (i == 0) {
+        screenshot("project-picker");
+      }
+      browser.findElement(By.cssSelector("#new-thread button")).click();
+      int listed = i + 1;
+      waiting().until(d -> threadIds().size() == listed && d.findElement(By.id("input")).isEnabled()
+          && d.findElement(By.id("project-bar")).isDisplayed());
+      String id = threadIds().stream().filter(t -> !ids.contains(t)).findFirst().orElseThrow();
+      ids.add(id);
+      // The header names the project and the thread's branch, a real branch of the repository.
+      String header = browser.findElement(By.id("thread-project")).getText();
+      assertTrue(header.startsWith("App \u00b7 "), header);
+      branches[i] = header.substring("App \u00b7 ".length());
+      if (i == 0) {
+        assertEquals("notes-" + width, branches[i]);
+        // The same branch name again: refused, and the form says why in words.
+        showNewThreadForm(phone);
+        browser.findElement(By.id("branch-input")).sendKeys("notes-" + width);
+        browser.findElement(By.cssSelector("#new-thread button")).click();
+        String refused = waiting().until(d -> {
+          String t = d.findElement(By.id("new-thread-status")).getText();
+          return t.contains("already exists") ? t : null;
+        });
+        assertTrue(refused.contains("notes-" + width), refused);
+        assertEquals(1, threadIds().size());
+        browser.findElement(By.id("branch-input")).clear();
+        if (phone) {
+          new org.openqa.selenium.interactions.Actions(browser).sendKeys(Keys.ESCAPE).perform();
+          waiting().until(d -> !inWindow(d.findElement(By.cssSelector("#new-thread button"))));
+        }
+      } else {
+        assertTrue(branches[i].startsWith("switchboard/"), branches[i]);
+      }
+      assertTrue(gitOk(repo, "rev-parse", "--verify", "-q", "refs/heads/" + branches[i]), branches[i]);
+      assertTrue(inWindow(browser.findElement(By.id("changes-open"))), "the Changes button is on screen");
+      assertTrue(browser.findElements(By.cssSelector("#threads .project")).stream()
+          .anyMatch(p -> "App".equals(p.getDomProperty("textContent"))), "the thread list labels the project");
+
+      say(notes[i]);
+      click(awaitCard(), "Allow once");
+      verdict();
+      waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
+          .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+      if (i == 0) {
+        assertTrue(inWindow(browser.findElement(By.id("thread-title"))), "the title keeps its place beside the agent's mode");
+        assertTrue(inWindow(browser.findElement(By.id("thread-project"))));
+        screenshot("thread-header");
+      }
+    }
+
+    // Each thread's Changes: its note, in its own worktree. The first is committed and merged, the second discarded.
+    for (int n = 0; n < 2; n++) {
+      int i = n;
+      String id = ids.get(i);
+      if (!browser.findElement(By.id("thread-title")).getText().equals(notes[i])) {
+        if (phone) {
+          browser.findElement(By.id("menu")).click();
+        }
+        WebElement row = waiting().until(d -> d.findElements(By.cssSelector("#threads button")).stream()
+            .filter(b -> b.getText().contains(notes[i]) && inWindow(b)).findFirst().orElse(null));
+        row.click();
+        waiting().until(d -> d.findElement(By.id("thread-title")).getText().equals(notes[i]));
+      }
+      browser.findElement(By.id("changes-open")).click();
+      WebElement file = waiting().until(d -> {
+        List<WebElement> f = d.findElements(By.cssSelector("#changes-files li.changed-file[data-path='demo-notes.md']"));
+        return f.isEmpty() || !f.get(0).isDisplayed() ? null : f.get(0);
+      });
+      WebElement added = file.findElements(By.cssSelector(".diff .add")).stream()
+          .filter(r -> r.getText().contains(notes[i])).findFirst().orElseThrow();
+      waiting().until(d -> inWindow(file.findElement(By.cssSelector("summary"))) && inWindow(added));
+      assertEquals("+3 \u22120", file.findElement(By.cssSelector(".file-counts")).getText(), file.getText());
+      assertEquals(branches[i] + " \u2192 main", browser.findElement(By.id("changes-branch")).getText());
+      assertEquals("no commits ahead of main \u00b7 1 file not committed",
+          browser.findElement(By.id("changes-counts")).getText());
+      for (String button : List.of("commit", "merge", "discard", "changes-close")) {
+        WebElement b = browser.findElement(By.id(button));
+        assertTrue(inWindow(b) && b.getSize().getHeight() >= 44, button + " is a 44 px target on screen");
+      }
+      if (phone) {
+        WebElement sheet = browser.findElement(By.id("changes"));
+        assertEquals(width, sheet.getSize().getWidth(), "a full-screen sheet on a phone");
+      } else {
+        assertTrue(inWindow(browser.findElement(By.id("input"))), "beside the thread on a desktop");
+      }
+      long overflow = (Long) js.executeScript(
+          "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+      assertTrue(overflow <= 0, "no sideways scrolling: " + overflow);
+      screenshot("changes-" + (i + 1));
+
+      if (i == 0) {
+        assertEquals("Work from thread \"" + notes[0] + "\"",
+            browser.findElement(By.id("commit-message")).getDomProperty("value"));
+        browser.findElement(By.id("commit")).click();
+        waiting().until(d -> d.findElement(By.id("changes-note")).getText().startsWith("Committed as "));
+        waiting().until(d -> "1 commit ahead of main \u00b7 nothing left to commit".equals(
+            d.findElement(By.id("changes-counts")).getText()));
+        assertEquals("Merge into main", browser.findElement(By.id("merge")).getText());
+        browser.findElement(By.id("merge")).click();
+        String merged = waiting().until(d -> {
+          String t = d.findElement(By.id("changes-note")).getText();
+          return t.startsWith("Merged into main as ") ? t : null;
+        });
+        assertTrue(merged.endsWith("(one squashed commit)."), merged);
+        waiting().until(d -> d.findElements(By.cssSelector("#changes-audit li")).stream()
+            .anyMatch(li -> li.getText().startsWith("merged into main by web at ")));
+        screenshot("merged");
+        browser.findElement(By.id("changes-close")).click();
+        waiting().until(d -> !d.findElement(By.id("changes")).isDisplayed());
+        // The thread says it too, as it says every person's action.
+        waiting().until(d -> d.findElements(By.cssSelector(".msg.system")).stream()
+            .anyMatch(m -> m.getText().startsWith("Merged " + branches[0] + " into main as ")));
+      } else {
+        browser.findElement(By.id("discard")).click();
+        org.openqa.selenium.Alert confirm = waiting().until(
+            org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+        assertTrue(confirm.getText().contains("refs/switchboard/archive/" + id), confirm.getText());
+        confirm.accept();
+        String discarded = waiting().until(d -> {
+          String t = d.findElement(By.id("changes-note")).getText();
+          return t.startsWith("Discarded") ? t : null;
+        });
+        assertTrue(discarded.contains("refs/switchboard/archive/" + id), discarded);
+        assertTrue(browser.findElement(By.id("discard")).getDomProperty("disabled").equals("true"),
+            "nothing more to do with a discarded thread's work");
+        screenshot("discarded");
+        browser.findElement(By.id("changes-close")).click();
+        // Archived: the page is on the first thread again.
+        waiting().until(d -> !d.findElement(By.id("changes")).isDisplayed()
+            && d.findElement(By.id("thread-title")).getText().equals(notes[0]));
+      }
+    }
+
+    // The repository: main has the first thread's note only; the second's worktree and branch are
+    // gone, its work kept under refs/switchboard/archive/<thread>.
+    String onMain = git(repo, "show", "main:demo-notes.md");
+    assertTrue(onMain.contains(notes[0]), onMain);
+    assertFalse(onMain.contains(notes[1]), onMain);
+    // The merged thread goes on (its worktree stays, on its branch, now at what was merged); the
+    // discarded one's worktree is gone.
+    String trees = git(repo, "worktree", "list", "--porcelain");
+    assertEquals(List.of("worktree " + repo.toRealPath()), trees.lines()
+        .filter(l -> l.startsWith("worktree ") && !l.contains(ids.get(0))).toList(), trees);
+    assertEquals(List.of("branch refs/heads/main", "branch refs/heads/" + branches[0]), trees.lines()
+        .filter(l -> l.startsWith("branch ")).toList(), trees);
+    assertFalse(trees.contains(ids.get(1)), trees);
+    assertEquals(git(repo, "rev-parse", "main").strip(), git(repo, "rev-parse", branches[0]).strip(),
+        "the first thread's branch goes on from the merge");
+    assertFalse(gitOk(repo, "rev-parse", "--verify", "-q", "refs/heads/" + branches[1]), "the discarded branch is gone");
+    assertTrue(gitOk(repo, "rev-parse", "--verify", "-q", "refs/switchboard/archive/" + ids.get(1)));
+    assertTrue(git(repo, "show", "refs/switchboard/archive/" + ids.get(1) + ":demo-notes.md").contains(notes[1]));
+
+    // The first thread's Changes (after a reload too) name who merged it.
+    browser.navigate().refresh();
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent"))
+        && d.findElement(By.id("project-bar")).isDisplayed());
+    assertEquals("App \u00b7 " + branches[0], browser.findElement(By.id("thread-project")).getText());
+    browser.findElement(By.id("changes-open")).click();
+    List<String> audit = waiting().until(d -> {
+      List<String> items = d.findElements(By.cssSelector("#changes-audit li")).stream().map(WebElement::getText).toList();
+      return items.size() == 2 ? items : null;
+    });
+    assertTrue(audit.get(0).startsWith("merged into main by web at "), audit.toString());
+    assertTrue(audit.get(1).startsWith("committed by web at "), audit.toString());
+    assertEquals("no commits ahead of main \u00b7 nothing left to commit",
+        browser.findElement(By.id("changes-counts")).getText());
+    assertTrue(browser.findElement(By.id("merge")).getDomProperty("disabled").equals("true"), "nothing left to merge");
+    screenshot("audit");
+  }
+
+  /** The new-thread form on screen: in the menu on a phone. */
+  private void showNewThreadForm(boolean phone) {
+    if (phone && !browser.findElement(By.id("app")).getDomAttribute("class").contains("menu-open")) {
+      browser.findElement(By.id("menu")).click();
+    }
+    waiting().until(d -> inWindow(d.findElement(By.cssSelector("#new-thread button"))));
+  }
+
+  private static String git(Path repo, String... args) throws Exception {
+    List<String> command = new java.util.ArrayList<>(List.of("git", "-C", repo.toString()));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new AssertionError(String.join(" ", command) + " failed: " + out);
+    }
+    return out;
+  }
+
+  private static boolean gitOk(Path repo, String... args) throws Exception {
+    List<String> command = new java.util.ArrayList<>(List.of("git", "-C", repo.toString()));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    p.getInputStream().readAllBytes();
+    return p.waitFor() == 0;
+  }
 }
