@@ -328,7 +328,8 @@ public final class ThreadRoom extends VerticleBase {
   private void setUpNotes(ThreadState t, JsonObject facts) {
     StringBuilder text = new StringBuilder();
     if (t.branch != null) {
-      text.append("Working in a worktree of project ").append(t.projectId).append(" on branch ").append(t.branch)
+      String project = settings.project(t.projectId).map(ProjectSpec::name).orElse(t.projectId);
+      text.append("Working in a worktree of project ").append(project).append(" on branch ").append(t.branch)
           .append(" (from ").append(t.baseRef).append(" at ").append(t.baseCommit, 0, 7).append(").");
     }
     JsonArray notes = facts.getJsonArray("notes", new JsonArray());
