@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import {
   projectsFor, pickedProject, newThreadFields, projectLine, hasChanges, unquote, splitPatch, patchRows, filesWithDiffs,
   fileCounts, countsText, defaultCommitMessage, actionLine, actionLines, resultText, refusalText, discardQuestion, clock,
+  pendingWork, leaveQuestion, deleteQuestion, sessionTitle, whenText, sessionsNote,
 } from '../../main/webroot/js/projects.js';
 
 const projects = [
@@ -155,4 +156,74 @@ test('a discard asks first, saying where the work is kept', () => {
   assert.match(q, /water the plants/);
   assert.match(q, /switchboard\/abc/);
   assert.match(q, /refs\/switchboard\/archive\/t2/);
+});
+
+test('what a worktree holds that is not on its base branch, in words', () => {
+  assert.equal(pendingWork({ uncommitted: 2, ahead: 1, baseRef: 'main' }), '2 files not committed and 1 commit not merged into main');
+  assert.equal(pendingWork({ uncommitted: 1, ahead: 0, baseRef: 'main' }), '1 file not committed');
+  assert.equal(pendingWork({ uncommitted: 0, ahead: 3, baseRef: 'dev' }), '3 commits not merged into dev');
+  assert.equal(pendingWork({ uncommitted: 0, ahead: 0, baseRef: 'main' }), null);
+  assert.equal(pendingWork(null), null);
+});
+
+test('archiving a thread with work asks first; with none it just goes', () => {
+  const t = { threadId: 't7', title: 'notes' };
+  assert.equal(leaveQuestion('archive', t, { uncommitted: 2, ahead: 1, baseRef: 'main' }),
+    'This thread has 2 files not committed and 1 commit not merged into main. Archive it anyway? Its worktree is kept; '
+    + 'Discard in Changes throws the work away (kept under refs/switchboard/archive/t7).');
+  assert.equal(leaveQuestion('archive', t, { uncommitted: 0, ahead: 0, baseRef: 'main' }), null);
+  const unknown = leaveQuestion('archive', t, null, { code: 'internal', message: 'git failed.' });
+  assert.match(unknown, /^Its work could not be checked \(git failed\): it may have files not committed/);
+  assert.match(unknown, /Archive \u201cnotes\u201d anyway\?/);
+  assert.match(leaveQuestion('archive', { threadId: 'x' }, null, null), /\(no answer\).*\u201cthis thread\u201d/);
+});
+
+test('deleting a worktree thread says its worktree is discarded and where the work is kept', () => {
+  const t = { threadId: 't7', title: 'notes' };
+  const q = leaveQuestion('delete', t, { uncommitted: 1, ahead: 0, baseRef: 'main' });
+  assert.match(q, /^This thread has 1 file not committed\. Delete it for good anyway\?/);
+  assert.match(q, /discards its worktree and its branch; the work is kept in the repository under refs\/switchboard\/archive\/t7\./);
+  assert.match(q, /the permission audit keeps its requests/);
+  const clean = leaveQuestion('delete', t, { uncommitted: 0, ahead: 0, baseRef: 'main' });
+  assert.match(clean, /^Delete \u201cnotes\u201d for good\? Its worktree and its branch are removed/);
+  assert.match(leaveQuestion('delete', t, null, { code: 'timeout' }), /\(timeout\).*refs\/switchboard\/archive\/t7/);
+  assert.equal(deleteQuestion('a'), 'Delete \u201ca\u201d for good? Its conversation and its workspace files are removed; '
+    + 'the permission audit keeps its requests.');
+  assert.match(deleteQuestion(null), /\u201cthis thread\u201d/);
+});
+
+test('a listed session: its title, or (untitled); when it was updated, short', () => {
+  assert.equal(sessionTitle({ title: 'Fix the login bug' }), 'Fix the login bug');
+  assert.equal(sessionTitle({ title: null }), '(untitled)');
+  assert.equal(sessionTitle({ title: '  ' }), '(untitled)');
+  const now = new Date(2026, 11, 10, 12, 0).getTime();
+  const at = (...a) => new Date(...a).toISOString();
+  assert.equal(whenText(at(2026, 11, 10, 11, 59, 30), now), 'just now');
+  assert.equal(whenText(at(2026, 11, 10, 11, 15), now), '45 min ago');
+  assert.equal(whenText(at(2026, 11, 10, 2, 0), now), '10 h ago');
+  assert.equal(whenText(at(2026, 11, 9, 9, 0), now), 'yesterday');
+  assert.equal(whenText(at(2026, 11, 9, 23, 0), now), 'yesterday', '13 hours ago, but the day before');
+  assert.equal(whenText(at(2026, 11, 8, 16, 0), now), '2 days ago', 'less than 48 hours, two days before');
+  assert.equal(whenText(at(2026, 11, 6, 12, 0), now), '4 days ago');
+  assert.equal(whenText(at(2026, 11, 3, 12, 0), now), '3 Dec', 'a week ago: its date');
+  assert.equal(whenText(at(2026, 10, 30, 16, 0), now), '30 Nov');
+  assert.equal(whenText(at(2025, 0, 3, 16, 0), now), '3 Jan 2025');
+  assert.equal(whenText(at(2027, 0, 3, 16, 0), now), '3 Jan 2027', 'a time ahead of this clock: its date');
+  assert.equal(whenText(null, now), '');
+  assert.equal(whenText('not a time', now), '');
+});
+
+test('the sessions list says what it waits for, what the agent cannot do and what went wrong', () => {
+  const l = (more) => ({ agent: 'lister', project: 'app', asked: null, more: false, list: [], supported: null,
+    nextCursor: null, error: null, ...more });
+  assert.equal(sessionsNote(null, 'Lister', 'App'), null);
+  assert.match(sessionsNote(l({ asked: 's1' }), 'Lister', 'App').text, /^Asking Lister which sessions were begun in App/);
+  assert.deepEqual(sessionsNote(l({ supported: false }), 'Demo agent', 'App'),
+    { text: 'This agent does not list its sessions.', error: false });
+  assert.equal(sessionsNote(l({ supported: true }), 'Lister', 'App').text, 'Lister has no sessions begun in App.');
+  assert.match(sessionsNote(l({ supported: true, list: [{ sessionId: 'a' }] }), 'Lister', 'App').text, /^Begun in App/);
+  assert.deepEqual(sessionsNote(l({ error: { code: 'unavailable', message: 'the agent did not start' } }), 'L', 'A'),
+    { text: 'Could not list the sessions: the agent did not start.', error: true });
+  assert.equal(sessionsNote(l({ asked: 's2', list: [{ sessionId: 'a' }], supported: true, more: true }), 'L', 'A').text,
+    'Begun in A with L; choose one to continue it here:', 'loading more keeps the list as it is');
 });

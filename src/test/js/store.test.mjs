@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  initialState, reduce, createStore, newestListed, totalPending, listChanged, threadRows, changesAwait,
+  initialState, reduce, createStore, newestListed, totalPending, listChanged, threadRows, changesAwait, sessionsAwait,
 } from '../../main/webroot/js/store.js';
 
 const welcomed = () => reduce(initialState(), {
@@ -204,4 +204,49 @@ test('the socket going down ends the panel\'s wait, saying so', () => {
     { type: 'changes_lost', message: 'dropped' });
   assert.equal(onlyAsked.changes.note.action, 'changes');
   assert.equal(reduce(initialState(), { type: 'changes_lost', message: 'x' }).changes, null);
+});
+
+test('the sessions list: a first page, the next one after it, and an answer to a list given up ignored', () => {
+  let s = reduce(initialState(), { type: 'sessions_asked', agent: 'lister', project: 'app', clientRef: 's1' });
+  assert.deepEqual(s.sessions, { agent: 'lister', project: 'app', asked: 's1', more: false, list: [], supported: null,
+    nextCursor: null, error: null });
+  assert.equal(sessionsAwait(s, 's1'), true);
+  const first = [{ sessionId: 'a', title: 'A', updatedAt: null }, { sessionId: 'b', title: null, updatedAt: null }];
+  assert.equal(reduce(s, { type: 'sessions', frame: { clientRef: 'old', supported: true, sessions: first } }), s);
+  s = reduce(s, { type: 'sessions', frame: { clientRef: 's1', supported: true, sessions: first, nextCursor: 'c2' } });
+  assert.deepEqual(s.sessions.list.map((x) => x.sessionId), ['a', 'b']);
+  assert.equal(s.sessions.nextCursor, 'c2');
+  assert.equal(s.sessions.asked, null);
+  assert.equal(sessionsAwait(s, 's1'), false);
+  const before = s;
+  s = reduce(s, { type: 'sessions_asked', agent: 'lister', project: 'app', clientRef: 's2', more: true });
+  assert.equal(s.sessions.list, before.sessions.list, 'the list stays while the next page comes');
+  s = reduce(s, { type: 'sessions', frame: { clientRef: 's2', supported: true,
+    sessions: [{ sessionId: 'b' }, { sessionId: 'c' }, { title: 'no id' }], nextCursor: null } });
+  assert.deepEqual(s.sessions.list.map((x) => x.sessionId), ['a', 'b', 'c'], 'added below, each once');
+  assert.equal(s.sessions.nextCursor, null);
+  assert.deepEqual(before.sessions.list.map((x) => x.sessionId), ['a', 'b'], 'the state before is untouched');
+  // Another agent's list starts over, even asked as "more".
+  const other = reduce(s, { type: 'sessions_asked', agent: 'demo', project: 'app', clientRef: 's3', more: true });
+  assert.deepEqual(other.sessions.list, []);
+  assert.equal(reduce(s, { type: 'sessions_closed' }).sessions, null);
+  assert.equal(reduce(initialState(), { type: 'sessions_closed' }).sessions, null);
+});
+
+test('an agent that lists no sessions, a refusal and a dropped socket are kept in words', () => {
+  let s = reduce(initialState(), { type: 'sessions_asked', agent: 'demo', project: 'app', clientRef: 's1' });
+  const unsupported = reduce(s, { type: 'sessions', frame: { clientRef: 's1', supported: false, sessions: [], nextCursor: 'x' } });
+  assert.equal(unsupported.sessions.supported, false);
+  assert.equal(unsupported.sessions.nextCursor, null);
+  assert.equal(reduce(s, { type: 'sessions_refused', clientRef: 'other', code: 'x' }), s);
+  const refused = reduce(s, { type: 'sessions_refused', clientRef: 's1', code: 'unavailable', message: 'no agent' });
+  assert.deepEqual(refused.sessions.error, { code: 'unavailable', message: 'no agent' });
+  assert.equal(refused.sessions.asked, null);
+  const lost = reduce(s, { type: 'sessions_lost', message: 'dropped' });
+  assert.deepEqual(lost.sessions.error, { code: 'unavailable', message: 'dropped' });
+  assert.equal(reduce(lost, { type: 'sessions_lost', message: 'again' }), lost, 'nothing waited');
+  assert.equal(reduce(initialState(), { type: 'sessions_lost', message: 'x' }).sessions, null);
+  // Asking again clears the words of the last refusal.
+  s = reduce(refused, { type: 'sessions_asked', agent: 'demo', project: 'app', clientRef: 's2' });
+  assert.equal(s.sessions.error, null);
 });

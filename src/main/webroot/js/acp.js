@@ -23,7 +23,7 @@ export function event(f) {
   v.log.querySelector('.empty')?.remove();
   switch (e.kind) {
     case 'user_message': {
-      v.agentMsg = null; v.thought = null; v.tools = new Map();
+      v.agentMsg = null; v.thought = null; v.userMsg = null; v.tools = new Map();
       const m = el('div', 'msg user', e.text);
       if (e.images?.length) m.append(userImages(e.images));
       v.log.append(m);
@@ -43,15 +43,15 @@ export function event(f) {
     case 'turn_started':
       // Tool call ids are the agent's and may come again in a later turn (a restarted agent reuses them),
       // and so may terminal ids.
-      v.agentMsg = null; v.thought = null; v.tools = new Map(); v.terminalOutputs = {};
+      v.agentMsg = null; v.thought = null; v.userMsg = null; v.tools = new Map(); v.terminalOutputs = {};
       break;
     case 'turn_ended':
-      v.agentMsg = null; v.thought = null;
+      v.agentMsg = null; v.thought = null; v.userMsg = null;
       if (isCurrent(f.threadId) && v.scrolled) announce('The agent finished its turn.');
       if (e.stopReason && e.stopReason !== 'end_turn') system(v, stopText(e.stopReason), e.stopReason === 'error');
       break;
     case 'agent_exited':
-      v.agentMsg = null;
+      v.agentMsg = null; v.userMsg = null;
       system(v, agentExitedText(e), true);
       break;
     case 'system':
@@ -87,6 +87,7 @@ function system(v, text, isError) {
 function update(id, v, u, at) {
   switch (u.sessionUpdate) {
     case 'agent_message_chunk': {
+      v.userMsg = null;
       if (!v.agentMsg) {
         v.agentMsg = { el: el('div', 'msg agent'), text: '' };
         v.log.append(v.agentMsg.el);
@@ -109,6 +110,7 @@ function update(id, v, u, at) {
       break;
     }
     case 'agent_thought_chunk': {
+      v.userMsg = null;
       if (!v.thought) {
         const d = el('details', 'thought');
         d.append(el('summary', null, 'Thinking'), el('div'));
@@ -119,12 +121,27 @@ function update(id, v, u, at) {
       v.thought.el.lastChild.innerHTML = markdown(v.thought.text);
       break;
     }
-    case 'user_message_chunk':
-      v.log.append(el('div', 'msg user', blockText(u.content)));
+    case 'user_message_chunk': {
+      // The person's side of a session the agent replays (one begun elsewhere, loaded): drawn as a
+      // message typed here is, as plain text, its chunks in one bubble; what the agent says next
+      // starts a bubble of its own below it.
+      v.agentMsg = null; v.thought = null;
+      const text = blockText(u.content);
+      if (!v.userMsg) {
+        v.userMsg = el('div', 'msg user');
+        v.log.append(v.userMsg);
+        const t = thread(store.state, id);
+        if (t && !t.info.title && text.trim()) {
+          dispatch({ type: 'titled', threadId: id, title: text.trim().slice(0, 60) });
+          if (isCurrent(id)) $('thread-title').textContent = thread(store.state, id).info.title;
+        }
+      }
+      v.userMsg.textContent += text;
       break;
+    }
     case 'tool_call':
     case 'tool_call_update':
-      v.agentMsg = null;
+      v.agentMsg = null; v.userMsg = null;
       toolCall(v, u, at);
       break;
     case 'plan':

@@ -10,7 +10,8 @@ import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
 import { changesFrame, changesRefused, projectActionFrame } from './changes.js';
-import { threadRefused } from './picker.js';
+import { sessionsFrame, sessionsRefused, threadRefused } from './picker.js';
+import { leavingFrame, leavingRefused } from './leaving.js';
 import {
   connectionLost, landAtEnd, open, pendingCounts, resume, threadFrame, turn, welcome,
 } from './threads.js';
@@ -28,10 +29,12 @@ function receive(f) {
     case 'permission_stale': return stale(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCounts(f.counts);
-    case 'changes': return changesFrame(f);
+    case 'changes': leavingFrame(f); return changesFrame(f); // asked before an archive, or by the panel
+    case 'sessions': return sessionsFrame(f);
     case 'project_action': return projectActionFrame(f);
     case 'error':
-      if (changesRefused(f) || threadRefused(f)) return; // said where it was asked, in words
+      // Said where it was asked, in words.
+      if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f)) return;
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
       return toast(f.message ? f.code + ': ' + f.message : f.code);

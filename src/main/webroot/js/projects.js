@@ -241,6 +241,94 @@ export function refusalText(action, error) {
 export const workingText = (action) => ({ commit: 'Committing…', merge: 'Merging…', discard: 'Discarding…' }[action]
   || 'Reading the changes…');
 
+// ---- leaving a thread with work in its worktree ----
+
+// What a thread's worktree holds that is not on its base branch: "2 files not committed and 1 commit
+// not merged into main", or null when there is nothing (a changes frame's counts).
+export function pendingWork(c) {
+  if (!c) return null;
+  const parts = [];
+  if (c.uncommitted > 0) parts.push(plural(c.uncommitted, 'file', 'files') + ' not committed');
+  if (c.ahead > 0) parts.push(plural(c.ahead, 'commit', 'commits') + ' not merged into ' + (c.baseRef || 'its base branch'));
+  return parts.length ? parts.join(' and ') : null;
+}
+
+const quoted = (title) => '\u201c' + (title || 'this thread') + '\u201d';
+const FOR_GOOD = ' Its conversation is removed; the permission audit keeps its requests.';
+
+// The question a delete asks first, of a thread without a worktree of its own.
+export const deleteQuestion = (title) => 'Delete ' + quoted(title) + ' for good? Its conversation and its workspace '
+  + 'files are removed; the permission audit keeps its requests.';
+
+// The question archiving or deleting (`action`) a thread with a worktree asks first, from its changes
+// frame (`changes`), or, when those could not be read, from what went wrong (`error`, a {code, message}).
+// null: nothing to ask (an archive that leaves no work behind). `t`: {threadId, title}.
+export function leaveQuestion(action, t, changes, error) {
+  const kept = 'refs/switchboard/archive/' + t.threadId;
+  const archiveTail = ' Its worktree is kept; Discard in Changes throws the work away (kept under ' + kept + ').';
+  const deleteTail = ' Deleting it discards its worktree and its branch; the work is kept in the repository under '
+    + kept + '.' + FOR_GOOD;
+  if (!changes) {
+    const why = (error && (error.message || error.code)) || 'no answer';
+    const lead = 'Its work could not be checked (' + why.replace(/[.]$/, '') + '): it may have files not committed '
+      + 'or commits not merged. ';
+    return action === 'archive' ? lead + 'Archive ' + quoted(t.title) + ' anyway?' + archiveTail
+      : lead + 'Delete ' + quoted(t.title) + ' for good anyway?' + deleteTail;
+  }
+  const pending = pendingWork(changes);
+  if (!pending) {
+    return action === 'archive' ? null : 'Delete ' + quoted(t.title) + ' for good? Its worktree and its branch are '
+      + 'removed: nothing in them is left to commit or merge.' + FOR_GOOD;
+  }
+  return action === 'archive' ? 'This thread has ' + pending + '. Archive it anyway?' + archiveTail
+    : 'This thread has ' + pending + '. Delete it for good anyway?' + deleteTail;
+}
+
+// ---- sessions begun elsewhere (the picker's "Continue a session") ----
+
+export const sessionTitle = (s) => (s && typeof s.title === 'string' && s.title.trim() ? s.title.trim() : '(untitled)');
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+// When a session was last updated, short: "just now", "5 min ago", "3 h ago", "yesterday", "4 days
+// ago", else its date ("1 Dec", with its year when not this year's); "" when unknown or not a time.
+export function whenText(iso, now = Date.now()) {
+  if (typeof iso !== 'string' || !iso) return '';
+  const t = new Date(iso);
+  const ms = t.getTime();
+  if (Number.isNaN(ms)) return '';
+  const ago = now - ms;
+  if (Math.abs(ago) < 60000) return 'just now';
+  if (ago > 0 && ago < 3600000) return Math.floor(ago / 60000) + ' min ago';
+  const today = new Date(now);
+  // Calendar days between the two (local midnights; rounded, as a day with a clock change is not 24 h).
+  const days = Math.round((new Date(today.getFullYear(), today.getMonth(), today.getDate())
+    - new Date(t.getFullYear(), t.getMonth(), t.getDate())) / 86400000);
+  if (ago > 0 && days === 0) return Math.floor(ago / 3600000) + ' h ago';
+  if (days === 1) return 'yesterday';
+  if (days > 1 && days < 7) return days + ' days ago';
+  const date = t.getDate() + ' ' + MONTHS[t.getMonth()];
+  return t.getFullYear() === today.getFullYear() ? date : date + ' ' + t.getFullYear();
+}
+
+// What the sessions list says above its entries: {text, error}, or null (nothing to say). `l` is
+// the store's `sessions` (store.js); `agent` and `project` are names.
+export function sessionsNote(l, agent, project) {
+  if (!l) return null;
+  if (l.error) {
+    const why = l.error.message || l.error.code || 'no reason given';
+    return { text: 'Could not list the sessions: ' + why + (/[.!?)]$/.test(why) ? '' : '.'), error: true };
+  }
+  if (l.asked && !l.list.length) {
+    return { text: 'Asking ' + agent + ' which sessions were begun in ' + project + '\u2026 (it is started to answer: '
+      + 'this may take a few seconds)', error: false };
+  }
+  if (l.supported === false) return { text: 'This agent does not list its sessions.', error: false };
+  if (l.supported == null) return null;
+  if (!l.list.length) return { text: agent + ' has no sessions begun in ' + project + '.', error: false };
+  return { text: 'Begun in ' + project + ' with ' + agent + '; choose one to continue it here:', error: false };
+}
+
 // The question a discard asks first.
 export function discardQuestion(title, branch, threadId) {
   return 'Discard the work of \u201c' + (title || 'this thread') + '\u201d? Its worktree and its branch ' + branch

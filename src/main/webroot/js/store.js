@@ -23,6 +23,11 @@ export function initialState() {
     // changes frame awaited, the person's action under way ({action, clientRef}) and how the last
     // one ended ({action, result} or {action, error: {code, message}}).
     changes: null,
+    // The picker's sessions begun elsewhere, while its list is open: the agent and project asked
+    // about, the clientRef of a sessions frame awaited (a first page, or the next one when `more`),
+    // what the agent listed so far, whether it lists sessions at all (null: not answered yet), the
+    // cursor of the next page, and why the gateway refused ({code, message}).
+    sessions: null,
   };
 }
 
@@ -155,6 +160,42 @@ export function reduce(state, action) {
       return { ...state, changes: { ...c, pending: null, asked: null,
         note: { action: c.pending ? c.pending.action : 'changes', error } } };
     }
+    case 'sessions_asked': {
+      // A first page (the list starts over) or the next one of the same list (`more`).
+      const l = state.sessions;
+      if (action.more && l && l.agent === action.agent && l.project === action.project) {
+        return { ...state, sessions: { ...l, asked: action.clientRef, more: true, error: null } };
+      }
+      return { ...state, sessions: { agent: action.agent, project: action.project, asked: action.clientRef, more: false,
+        list: [], supported: null, nextCursor: null, error: null } };
+    }
+    case 'sessions': {
+      const l = state.sessions;
+      const f = action.frame || {};
+      if (!l || l.asked == null || l.asked !== f.clientRef) return state; // an answer to a list given up
+      const listed = l.more ? l.list : [];
+      const seen = new Set(listed.map((x) => x.sessionId));
+      const fresh = [];
+      for (const x of Array.isArray(f.sessions) ? f.sessions : []) {
+        if (!x || typeof x.sessionId !== 'string' || !x.sessionId || seen.has(x.sessionId)) continue; // listed twice
+        seen.add(x.sessionId);
+        fresh.push(x);
+      }
+      return { ...state, sessions: { ...l, asked: null, more: false, list: [...listed, ...fresh],
+        supported: f.supported !== false, nextCursor: (f.supported !== false && f.nextCursor) || null, error: null } };
+    }
+    case 'sessions_refused': {
+      const l = state.sessions;
+      if (!l || action.clientRef == null || l.asked !== action.clientRef) return state;
+      return { ...state, sessions: { ...l, asked: null, more: false, error: { code: action.code, message: action.message } } };
+    }
+    case 'sessions_lost': {
+      const l = state.sessions;
+      if (!l || l.asked == null) return state;
+      return { ...state, sessions: { ...l, asked: null, more: false, error: { code: 'unavailable', message: action.message } } };
+    }
+    case 'sessions_closed':
+      return state.sessions ? { ...state, sessions: null } : state;
     default:
       throw new Error('unknown action ' + action.type);
   }
@@ -190,6 +231,10 @@ export function changesAwait(state, clientRef) {
   const c = state.changes;
   return !!c && clientRef != null && (c.pending?.clientRef === clientRef || c.asked === clientRef);
 }
+
+// Whether an error frame's clientRef is the sessions list's.
+export const sessionsAwait = (state, clientRef) => !!state.sessions && clientRef != null
+  && state.sessions.asked === clientRef;
 
 export const totalPending = (state) => [...state.threads.values()].reduce((n, t) => n + (t.pending || 0), 0);
 

@@ -7,8 +7,7 @@ import { listChanged, threadRows, totalPending } from './store.js';
 import { keyedList, setText } from './keyed.js';
 import { send } from './socket.js';
 import { titleWithCount } from './format.js';
-
-const titleOf = (id) => store.state.threads.get(id)?.info.title || 'this thread';
+import { leave } from './leaving.js';
 
 // The button that opens a thread: its title, its project (when it has one), its agent, and a badge
 // while questions wait.
@@ -58,12 +57,7 @@ export function mountThreadList(open) {
     restore.addEventListener('click', () => send({ type: 'archive_thread', threadId: row.key, archived: false }));
     const remove = el('button', 'delete', 'Delete');
     remove.type = 'button';
-    remove.addEventListener('click', () => {
-      if (window.confirm('Delete \u201c' + titleOf(row.key) + '\u201d for good? Its conversation and '
-        + 'its workspace files are removed; the permission audit keeps its requests.')) {
-        send({ type: 'delete_thread', threadId: row.key });
-      }
-    });
+    remove.addEventListener('click', () => leave('delete', row.key)); // asks first, in words
     li.append(threadButton(open, row.key), restore, remove);
     return li;
   }, (li, row) => {

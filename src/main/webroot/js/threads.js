@@ -11,13 +11,16 @@ import { setMenu } from './menu.js';
 import { refreshKnocks, refreshPool } from './sidebar.js';
 import { changesLost, followThread, renderProjectBar, turnEnded } from './changes.js';
 import { pickerFields, renderPicker, startingLost, threadStarted } from './picker.js';
+import { leave, leavingLost } from './leaving.js';
 
 export function welcome(f) {
   const select = $('agent-select');
+  // After a reconnect the person's choice stays (while the gateway still has that agent).
+  const chosenAgent = f.agents.some((a) => a.id === select.value) ? select.value : f.defaultAgent;
   select.replaceChildren(...f.agents.map((a) => {
     const o = el('option', null, a.name);
     o.value = a.id;
-    o.selected = a.id === f.defaultAgent;
+    o.selected = a.id === chosenAgent;
     return o;
   }));
   // Cluster mode with several agent nodes: the person picks the host a new thread runs on.
@@ -145,6 +148,7 @@ export function resume() {
 export function connectionLost() {
   startingLost();
   changesLost();
+  leavingLost();
   $('busy').hidden = true;
   $('stop').disabled = true;
 }
@@ -182,7 +186,8 @@ function renderArchive() {
 $('archive').addEventListener('click', () => {
   const current = store.state.current;
   if (!current) return;
-  send({ type: 'archive_thread', threadId: current, archived: !thread(store.state, current).info.archived });
+  if (thread(store.state, current).info.archived) send({ type: 'archive_thread', threadId: current, archived: false });
+  else leave('archive', current); // a thread with work in its worktree asks first
 });
 
 $('rename').addEventListener('click', () => {

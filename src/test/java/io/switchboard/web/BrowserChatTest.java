@@ -840,18 +840,7 @@ class BrowserChatTest {
   }
 
   private void workInAProject(Vertx vertx, int width, int height) throws Exception {
-    gateway.close();
-    Path repo = Files.createDirectories(dir.resolve("repo"));
-    git(repo, "init", "-q", "-b", "main");
-    Files.writeString(repo.resolve("README.md"), "# The app\n");
-    git(repo, "add", "README.md");
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "The first commit");
-    io.switchboard.config.Settings base = new io.switchboard.config.Settings(
-        new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data-projects"), "demo",
-        List.of(AgentHarness.demo()), List.of(), io.switchboard.config.Settings.LogFormat.TEXT);
-    gateway = new GatewayHarness(vertx, GatewayHarness.withProjects(base, List.of(new io.switchboard.config.ProjectSpec(
-        "app", "App", repo, List.of(), io.switchboard.config.ProjectSpec.Worktrees.PER_THREAD, null, null, null, null))),
-        io.switchboard.Gateway.Tuning.DEFAULT);
+    Path repo = withAProject(vertx, List.of(AgentHarness.demo()));
     boolean phone = width < 760;
     browser.manage().window().setSize(new Dimension(width, height));
     logIn();
@@ -1044,6 +1033,160 @@ class BrowserChatTest {
         browser.findElement(By.id("changes-counts")).getText());
     assertTrue(browser.findElement(By.id("merge")).getDomProperty("disabled").equals("true"), "nothing left to merge");
     screenshot("audit");
+  }
+
+  /**
+   * This test's gateway again, with these agents (the first the default) and one project, App (a
+   * worktree per thread), on a new git repository with one commit on main; returns the repository.
+   */
+  private Path withAProject(Vertx vertx, List<io.switchboard.config.AgentSpec> agents) throws Exception {
+    gateway.close();
+    Path repo = Files.createDirectories(dir.resolve("repo"));
+    git(repo, "init", "-q", "-b", "main");
+    Files.writeString(repo.resolve("README.md"), "# The app\n");
+    git(repo, "add", "README.md");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "The first commit");
+    io.switchboard.config.Settings base = new io.switchboard.config.Settings(
+        new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data-projects"),
+        agents.get(0).id(), agents, List.of(), io.switchboard.config.Settings.LogFormat.TEXT);
+    gateway = new GatewayHarness(vertx, GatewayHarness.withProjects(base, List.of(new io.switchboard.config.ProjectSpec(
+        "app", "App", repo, List.of(), io.switchboard.config.ProjectSpec.Worktrees.PER_THREAD, null, null, null, null))),
+        io.switchboard.Gateway.Tuning.DEFAULT);
+    return repo;
+  }
+
+  /**
+   * A session begun in a terminal in the project's folder, continued from a phone: the picker lists
+   * the agent's sessions there (and says so of an agent that lists none), one tapped opens as a
+   * thread with its history as a conversation, goes on with the next message, and is there after a
+   * reload.
+   */
+  @Test
+  void aSessionBegunInATerminalIsContinuedFromAPhone(Vertx vertx) throws Exception {
+    Path script = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
+    Path repo = withAProject(vertx, List.of(AgentHarness.demo(), new io.switchboard.config.AgentSpec("lister", "Lister",
+        null, List.of("node", script.toString(), "sessions"), java.util.Map.of(), null, null)));
+    browser.manage().window().setSize(new Dimension(390, 844));
+    logIn();
+    showNewThreadForm(true);
+    org.openqa.selenium.support.ui.Select agent = new org.openqa.selenium.support.ui.Select(
+        browser.findElement(By.id("agent-select")));
+    assertEquals("App", new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("project-select")))
+        .getFirstSelectedOption().getText());
+    WebElement open = browser.findElement(By.id("sessions-open"));
+    assertTrue(inWindow(open) && open.getSize().getHeight() >= 44, "Continue a session is a 44 px target on screen");
+    assertEquals("Continue a session\u2026", open.getText());
+    // The built-in demo agent lists no sessions: said in words.
+    open.click();
+    waiting().until(d -> d.findElement(By.id("sessions-note")).getText().equals("This agent does not list its sessions."));
+    assertEquals(0, browser.findElements(By.cssSelector("#sessions-list li")).size());
+    // Another agent: that list closes; Lister's lists its two sessions in App's folder.
+    agent.selectByVisibleText("Lister");
+    waiting().until(d -> !d.findElement(By.id("sessions")).isDisplayed());
+    open.click();
+    List<WebElement> sessions = waiting().until(d -> {
+      List<WebElement> b = d.findElements(By.cssSelector("#sessions-list button"));
+      return b.size() == 2 ? b : null;
+    });
+    assertTrue(sessions.get(0).getText().startsWith("Fix the login bug"), sessions.get(0).getText());
+    assertTrue(sessions.get(1).getText().startsWith("Write the README"), sessions.get(1).getText());
+    for (WebElement b : sessions) {
+      assertTrue(inWindow(b) && b.getSize().getHeight() >= 44, "a 44 px target on screen: " + b.getText());
+      assertTrue(b.findElement(By.cssSelector(".session-when")).getText().startsWith("updated "), b.getText());
+    }
+    assertTrue(browser.findElement(By.id("sessions-note")).getText().startsWith("Begun in App with Lister"));
+    assertFalse(browser.findElement(By.id("sessions-more")).isDisplayed(), "one page only: no Load more");
+    long overflow = (Long) ((JavascriptExecutor) browser).executeScript(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
+    assertTrue(overflow <= 0, "no sideways scrolling: " + overflow);
+    screenshot("sessions");
+
+    sessions.get(0).click();
+    // The thread opens on the session (the menu closes), its replayed history a conversation.
+    waiting().until(d -> d.findElement(By.id("thread-title")).getText().equals("Fix the login bug")
+        && d.findElement(By.id("input")).isEnabled() && inWindow(d.findElement(By.id("input"))));
+    String answer = "I fixed it in login.js, in " + repo.toRealPath() + ".";
+    List<String> said = List.of("user:Please fix the login bug (term-login)", "agent:" + answer);
+    waiting().until(d -> conversation().equals(said));
+    WebElement question = browser.findElement(By.cssSelector("#log .msg.user"));
+    assertTrue(inWindow(question), "the replayed question is on screen");
+    assertEquals(1, threadIds().size());
+    screenshot("continued");
+    say("and add a test");
+    waiting().until(d -> conversation().contains("agent:continuing term-login: and add a test"));
+    assertEquals(List.of(said.get(0), said.get(1), "user:and add a test", "agent:continuing term-login: and add a test"),
+        conversation());
+
+    browser.navigate().refresh();
+    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent"))
+        && d.findElement(By.id("thread-title")).getText().equals("Fix the login bug"));
+    waiting().until(d -> conversation().size() == 4);
+    assertEquals(List.of(said.get(0), said.get(1), "user:and add a test", "agent:continuing term-login: and add a test"),
+        conversation(), "the history after a reload");
+    screenshot("after-reload");
+  }
+
+  /** The open thread's messages in order: "user:…" or "agent:…" each. */
+  @SuppressWarnings("unchecked")
+  private List<String> conversation() {
+    return (List<String>) ((JavascriptExecutor) browser).executeScript("return [...document.querySelectorAll("
+        + "'#log .msg.user, #log .msg.agent')].map(m => (m.classList.contains('user') ? 'user:' : 'agent:')"
+        + " + m.textContent.trim());");
+  }
+
+  /**
+   * A thread with a note not committed in its worktree: archiving it asks first, naming what would be
+   * left behind (cancelled, it stays; confirmed, it goes), and deleting it then says its worktree is
+   * discarded and where its work is kept.
+   */
+  @Test
+  void archivingOrDeletingAThreadWithWorkNotCommittedAsksFirst(Vertx vertx) throws Exception {
+    Path repo = withAProject(vertx, List.of(AgentHarness.demo()));
+    logIn();
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> threadIds().size() == 1 && d.findElement(By.id("input")).isEnabled()
+        && d.findElement(By.id("project-bar")).isDisplayed());
+    String id = threadIds().get(0);
+    say("a note to keep");
+    click(awaitCard(), "Allow once");
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
+        .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+
+    browser.findElement(By.id("archive")).click();
+    org.openqa.selenium.Alert confirm = waiting().until(
+        org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    String asked = confirm.getText();
+    assertTrue(asked.startsWith("This thread has 1 file not committed. Archive it anyway?"), asked);
+    assertTrue(asked.contains("Its worktree is kept; Discard in Changes throws the work away (kept under "
+        + "refs/switchboard/archive/" + id + ")"), asked);
+    confirm.dismiss();
+    waiting().until(d -> d.findElement(By.id("toast")).isDisplayed()
+        && d.findElement(By.id("toast")).getText().equals("Not archived."));
+    assertEquals(1, browser.findElements(By.cssSelector("#threads li")).size(), "cancelled: still listed");
+    assertFalse(browser.findElement(By.id("archived")).isDisplayed());
+
+    browser.findElement(By.id("archive")).click();
+    confirm = waiting().until(org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    assertTrue(confirm.getText().contains("1 file not committed"), confirm.getText());
+    confirm.accept();
+    waiting().until(d -> d.findElements(By.cssSelector("#threads li")).isEmpty()
+        && d.findElement(By.id("archived")).isDisplayed());
+    assertEquals("Archived (1)", browser.findElement(By.id("archived-count")).getText());
+
+    // Deleting it discards its worktree: said first; the work is kept under the archive ref.
+    browser.findElement(By.id("archived-count")).click();
+    waiting().until(d -> d.findElement(By.cssSelector("#archived-threads .delete")).isDisplayed());
+    browser.findElement(By.cssSelector("#archived-threads .delete")).click();
+    confirm = waiting().until(org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    String deleting = confirm.getText();
+    assertTrue(deleting.startsWith("This thread has 1 file not committed. Delete it for good anyway?"), deleting);
+    assertTrue(deleting.contains("discards its worktree and its branch; the work is kept in the repository under "
+        + "refs/switchboard/archive/" + id), deleting);
+    confirm.accept();
+    waiting().until(d -> !d.findElement(By.id("archived")).isDisplayed());
+    waitFor(() -> threadIds().isEmpty(), "the thread to be deleted");
+    assertTrue(git(repo, "show", "refs/switchboard/archive/" + id + ":demo-notes.md").contains("a note to keep"));
+    assertFalse(git(repo, "worktree", "list", "--porcelain").contains(id), "its worktree is gone");
   }
 
   /** The new-thread form on screen: in the menu on a phone. */
