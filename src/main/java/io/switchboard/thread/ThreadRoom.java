@@ -238,6 +238,15 @@ public final class ThreadRoom extends VerticleBase {
           : "a session begun elsewhere continues in its project's own folder, not on a new branch");
       return;
     }
+    if (imported != null) {
+      // Continued twice, one session would have two agents writing to it: the thread that has it is the answer.
+      ThreadState already = threads.values().stream().filter(x -> imported.equals(x.acpSessionId)
+          && x.agentId.equals(agentId) && !x.deleting).findFirst().orElse(null);
+      if (already != null) {
+        m.reply(json(already));
+        return;
+      }
+    }
     String id = newId();
     Future<JsonObject> place;
     if (imported != null) {

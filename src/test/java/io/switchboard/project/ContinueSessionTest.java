@@ -92,6 +92,10 @@ class ContinueSessionTest {
     c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "and add a test"));
     c.next(text(t, "continuing term-login: and add a test"), "the next turn in that session", 30);
 
+    JsonObject again = ask(new JsonObject().put("type", "new_thread").put("agent", "lister").put("project", "app")
+        .put("session", "term-login"), "t2");
+    assertEquals(t, again.getString("threadId"), "a session continued twice is the same thread: " + again.encode());
+
     ChatClient later = ChatClient.open(vertx, gateway.port, gateway.token);
     try {
       later.next("welcome");
