@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   projectsFor, pickedProject, newThreadFields, projectLine, hasChanges, unquote, splitPatch, patchRows, filesWithDiffs,
-  fileCounts, countsText, defaultCommitMessage, actionLine, actionLines, resultText, refusalText, discardQuestion, clock,
+  fileCounts, countsText, defaultCommitMessage, actionLine, actionLines, resultText, refusalText, discardQuestion, keepQuestion, clock,
   pendingWork, leaveQuestion, deleteQuestion, sessionTitle, whenText, sessionsNote,
 } from '../../main/webroot/js/projects.js';
 
@@ -145,6 +145,10 @@ test('what an action did and why one was refused, in words', () => {
   assert.equal(resultText('merge', { commit: '1a2b3c4d', baseRef: 'main', squash: false }), 'Merged into main as 1a2b3c4 (a merge commit).');
   assert.match(resultText('discard', { archive: 'refs/switchboard/archive/t2' }), /kept under refs\/switchboard\/archive\/t2/);
   assert.match(resultText('discard', { archive: null }), /no work to keep/);
+  assert.equal(resultText('keep', { branch: 'my-work', committed: 'fedcba9876' }), 'Kept on branch my-work (what '
+    + 'was not committed is committed as fedcba9), not merged; the worktree is removed and the thread archived.');
+  assert.match(resultText('keep', { branch: 'my-work', committed: null }), /^Kept on branch my-work, not merged/);
+  assert.match(keepQuestion('a try', 'my-work'), /on its branch my-work, without merging it\?/);
   assert.equal(refusalText('merge', { code: 'conflict', message: 'merging a into main would conflict in README.md; nothing was merged (bring the thread up to date first)' }),
     'Not merged: merging a into main would conflict in README.md; nothing was merged (bring the thread up to date first)');
   assert.equal(refusalText('commit', { code: 'busy', message: 'the agent is at work' }), 'Not committed: the agent is at work.');

@@ -9,7 +9,7 @@ import { thread } from './store.js';
 import { send } from './socket.js';
 import { diffBox } from './acp.js';
 import {
-  actionLines, countsText, defaultCommitMessage, discardQuestion, fileCounts, filesWithDiffs, hasChanges, patchRows,
+  actionLines, countsText, defaultCommitMessage, discardQuestion, keepQuestion, fileCounts, filesWithDiffs, hasChanges, patchRows,
   projectLine, refusalText, resultText, workingText,
 } from './projects.js';
 
@@ -54,7 +54,8 @@ export function closeChanges() {
 export function followThread(id) {
   const c = store.state.changes;
   if (!c || c.threadId === id) return;
-  if (c.pending || c.note?.action === 'discard' || infoOf(store.state, c.threadId)?.worktree === 'discarded') return;
+  const gone = ['discarded', 'kept'].includes(infoOf(store.state, c.threadId)?.worktree);
+  if (c.pending || c.note?.action === 'discard' || c.note?.action === 'keep' || gone) return;
   if (hasChanges(infoOf(store.state, id))) showChanges(id);
   else dispatch({ type: 'changes_closed' });
 }
@@ -78,7 +79,7 @@ export function projectActionFrame(f) {
   }
   dispatch({ type: 'project_action', threadId: f.threadId, clientRef: f.clientRef, result: f.result });
   if (f.action === 'commit') $('commit-message').value = defaultCommitMessage(infoOf(store.state, f.threadId)?.title);
-  if (f.action !== 'discard') showChanges(f.threadId); // what the thread's branch is now
+  if (f.action !== 'discard' && f.action !== 'keep') showChanges(f.threadId); // what the thread's branch is now
 }
 
 // An error frame the panel waits for: said in the panel (true), else not the panel's (false).
@@ -130,6 +131,12 @@ $('discard').addEventListener('click', () => {
   if (!info) return;
   if (window.confirm(discardQuestion(info.title, info.branch, c.threadId))) act('discard', {});
 });
+$('keep').addEventListener('click', () => {
+  const c = store.state.changes;
+  const info = c && infoOf(store.state, c.threadId);
+  if (!info) return;
+  if (window.confirm(keepQuestion(info.title, info.branch))) act('keep', {});
+});
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && store.state.changes && !$('app').classList.contains('menu-open')) closeChanges();
 });
@@ -169,8 +176,10 @@ function renderBody(c, info) {
   const branch = d?.branch || info.branch;
   const base = d?.baseRef || info.baseRef;
   $('changes-branch').textContent = branch ? branch + ' \u2192 ' + (base || '?') : '';
-  if (info.worktree === 'discarded') {
-    $('changes-counts').textContent = 'This thread\u2019s work was discarded: its worktree and branch are gone.';
+  if (info.worktree === 'discarded' || info.worktree === 'kept') {
+    $('changes-counts').textContent = info.worktree === 'kept'
+      ? 'This thread\u2019s work was kept on branch ' + info.branch + ', not merged: its worktree is removed.'
+      : 'This thread\u2019s work was discarded: its worktree and branch are gone.';
     $('changes-truncated').hidden = true;
     $('changes-files').replaceChildren();
     const lines = d ? actionLines(d.actions) : [];
@@ -240,7 +249,7 @@ function renderFooter(c, info, b) {
   const active = hasChanges(info);
   const d = c.data;
   // A discarded thread's work is gone from the repository's view: nothing left to act on.
-  $('commit-form').hidden = $('merge-row').hidden = info.worktree === 'discarded';
+  $('commit-form').hidden = $('merge-row').hidden = info.worktree === 'discarded' || info.worktree === 'kept';
   const busy = !!c.pending;
   $('changes-refresh').disabled = !active || !!c.asked;
   $('commit-message').disabled = !active || busy;
@@ -251,5 +260,5 @@ function renderFooter(c, info, b) {
   $('merge').title = 'Land the committed work on ' + (d?.baseRef || info.baseRef || 'the base branch')
     + ' (squashed into one commit unless Squash is off)';
   $('merge-squash').disabled = !active || busy;
-  $('discard').disabled = !active || busy;
+  $('discard').disabled = $('keep').disabled = !active || busy;
 }

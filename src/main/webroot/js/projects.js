@@ -39,6 +39,7 @@ export function projectLine(projects, info) {
   let text = projectName(projects, info.project);
   if (info.branch) text += ' \u00b7 ' + info.branch;
   if (info.worktree === 'discarded') text += ' (discarded)';
+  if (info.worktree === 'kept') text += ' (kept, not merged)';
   return text;
 }
 
@@ -197,7 +198,7 @@ export const clock = (ms) => {
   return pad(t.getHours()) + ':' + pad(t.getMinutes());
 };
 
-const PAST = { commit: 'committed', merge: 'merged', discard: 'discarded' };
+const PAST = { commit: 'committed', merge: 'merged', discard: 'discarded', keep: 'kept on its branch' };
 
 // One line of a thread's project audit: "merged into main by web at 10:02 as 1a2b3c4".
 export function actionLine(a, at = clock) {
@@ -222,6 +223,9 @@ export function resultText(action, result) {
     case 'commit': return 'Committed as ' + shortSha(r.commit) + '.';
     case 'merge': return 'Merged into ' + (r.baseRef || r.thread?.baseRef || 'the base branch') + ' as ' + shortSha(r.commit)
       + (r.squash === false ? ' (a merge commit).' : ' (one squashed commit).');
+    case 'keep': return 'Kept on branch ' + (r.branch || 'its branch') + (r.committed ? ' (what was not committed is '
+      + 'committed as ' + shortSha(r.committed) + ')' : '') + ', not merged; the worktree is removed and the thread '
+      + 'archived.';
     case 'discard': return r.archive
       ? 'Discarded: the worktree and its branch are gone, the work is kept under ' + r.archive + '. The thread is archived.'
       : 'Discarded: there was no work to keep. The thread is archived.';
@@ -231,14 +235,16 @@ export function resultText(action, result) {
 
 // What the gateway refused, as the panel says it: "Not merged: merging … would conflict in README.md; …".
 export function refusalText(action, error) {
-  const lead = { commit: 'Not committed', merge: 'Not merged', discard: 'Not discarded', changes: 'Could not read the changes' }[action]
+  const lead = { commit: 'Not committed', merge: 'Not merged', discard: 'Not discarded', keep: 'Not kept',
+    changes: 'Could not read the changes' }[action]
     || 'Refused';
   const why = (error && (error.message || error.code)) || 'no reason given';
   return lead + ': ' + why + (/[.!?)]$/.test(why) ? '' : '.');
 }
 
 // What runs while the panel waits for the gateway.
-export const workingText = (action) => ({ commit: 'Committing…', merge: 'Merging…', discard: 'Discarding…' }[action]
+export const workingText = (action) => ({ commit: 'Committing…', merge: 'Merging…', discard: 'Discarding…',
+  keep: 'Keeping the branch…' }[action]
   || 'Reading the changes…');
 
 // ---- leaving a thread with work in its worktree ----
@@ -327,6 +333,13 @@ export function sessionsNote(l, agent, project) {
   if (l.supported == null) return null;
   if (!l.list.length) return { text: agent + ' has no sessions begun in ' + project + '.', error: false };
   return { text: 'Begun in ' + project + ' with ' + agent + '; choose one to continue it here:', error: false };
+}
+
+// The question keeping a thread's branch asks first.
+export function keepQuestion(title, branch) {
+  return 'Keep the work of \u201c' + (title || 'this thread') + '\u201d on its branch ' + branch + ', without merging '
+    + 'it? What is not committed is committed there; the worktree is removed and the thread archived. The branch '
+    + 'stays in the repository for you.';
 }
 
 // The question a discard asks first.

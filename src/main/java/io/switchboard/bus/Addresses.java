@@ -92,6 +92,9 @@ public final class Addresses {
   public static final String PROJECT_COMMIT = "sb.project.commit";
   public static final String PROJECT_MERGE = "sb.project.merge";
   public static final String PROJECT_DISCARD = "sb.project.discard";
+  /** A person keeps a thread's branch: its work committed, its worktree removed, the branch left unmerged. */
+  public static final String PROJECT_KEEP = "sb.project.keep";
+  public static final String THREAD_KEEP = "sb.thread.keep";
   /** After a turn: the worktree recorded under refs/switchboard/checkpoints/<thread>, the branch untouched. */
   public static final String PROJECT_CHECKPOINT = "sb.project.checkpoint";
   /** Published when a thread is created (its row saved) and when it gets its title: as sb.thread.get answers. */

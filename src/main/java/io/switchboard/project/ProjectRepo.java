@@ -474,17 +474,38 @@ final class ProjectRepo {
     return new JsonObject().put("archive", archive);
   }
 
+  /**
+   * Keeps the thread's work on its branch for the person (what is not committed is committed
+   * first) and removes its worktree: the branch stays, unmerged, in the repository.
+   */
+  JsonObject keep(Worktree w, String title, String who) throws GitException {
+    String committed = null;
+    if (Files.isDirectory(w.dir()) && Files.isDirectory(layout().adminDir(w.threadId()))
+        && !tree(w).with("GIT_OPTIONAL_LOCKS", "0").ok("status", "--porcelain").out().isBlank()) {
+      committed = commit(w, "Work from thread \"" + title + "\"", who).getString("commit");
+    }
+    Git.Result tip = repo().run("rev-parse", "--verify", "-q", "refs/heads/" + w.branch());
+    removeWorktree(w);
+    return new JsonObject().put("branch", w.branch()).put("commit", tip.ok() ? tip.firstLine() : null)
+        .put("committed", committed);
+  }
+
   /** Removes the worktree (only inside the gateway's folder) and its branch, then prunes. */
   private void remove(Worktree w) throws GitException {
+    removeWorktree(w);
+    if (w.branch() != null) {
+      repo().run("update-ref", "-d", "refs/heads/" + w.branch());
+    }
+  }
+
+  /** Removes the worktree's folder (only inside the gateway's) and git's record of it. */
+  private void removeWorktree(Worktree w) throws GitException {
     Git repo = repo();
     if (w.dir().normalize().startsWith(worktrees)) {
       repo.run("worktree", "remove", "--force", "--force", w.dir().toString());
       deleteTree(w.dir());
     }
     repo.run("worktree", "prune");
-    if (w.branch() != null) {
-      repo.run("update-ref", "-d", "refs/heads/" + w.branch());
-    }
   }
 
   /**
@@ -493,6 +514,11 @@ final class ProjectRepo {
    * a line per thing it did.
    */
   List<String> reconcile(Collection<Worktree> owned) throws GitException {
+    return reconcile(owned, java.util.Set.of());
+  }
+
+  /** {@code kept}: threads whose Keep a stop cut short: their worktree goes, their branch stays. */
+  List<String> reconcile(Collection<Worktree> owned, java.util.Set<String> kept) throws GitException {
     List<String> done = new ArrayList<>();
     MergeIntent intent = new MergeIntent(worktrees);
     MergeIntent.Pending pending = intent.read();
@@ -524,6 +550,11 @@ final class ProjectRepo {
             Git.Result b = new Git(program, layout().adminDir(id), layout().commonDir(), dir)
                 .run("symbolic-ref", "-q", "--short", "HEAD");
             branch = b.ok() ? b.firstLine() : null;
+          }
+          if (kept.contains(id)) {
+            removeWorktree(new Worktree(id, dir, branch, null, null));
+            done.add("removed the worktree " + dir + " of a thread kept on branch " + branch);
+            continue;
           }
           discard(new Worktree(id, dir, branch, null, zeroOrBase(branch)));
           done.add("removed the worktree " + dir + " that no thread owns");

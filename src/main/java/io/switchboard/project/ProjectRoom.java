@@ -71,6 +71,8 @@ public final class ProjectRoom extends VerticleBase {
       JsonObject made = repo.checkpoint(ProjectRepo.Worktree.of(b), b.getLong("turn", 0L));
       return made == null ? new JsonObject() : made;
     }));
+    bus.<JsonObject>localConsumer(Addresses.PROJECT_KEEP, m -> onRepo(m, (repo, b) ->
+        repo.keep(ProjectRepo.Worktree.of(b), b.getString("title", "untitled"), b.getString("who"))));
     bus.<JsonObject>localConsumer(Addresses.PROJECT_DISCARD, m -> onRepo(m, (repo, b) ->
         repo.discard(ProjectRepo.Worktree.of(b))));
     if (repos.isEmpty()) {
@@ -80,14 +82,18 @@ public final class ProjectRoom extends VerticleBase {
     // delays its own threads' commands, not the gateway's start).
     bus.<JsonObject>request(Addresses.STORE_THREAD_LIST, new JsonObject()).onSuccess(reply -> {
       Map<String, List<ProjectRepo.Worktree>> owned = new HashMap<>();
+      java.util.Set<String> kept = new java.util.HashSet<>();
       for (Object o : reply.body().getJsonArray("threads")) {
         JsonObject t = (JsonObject) o;
+        if ("keeping".equals(t.getString("worktreeState")) || "kept".equals(t.getString("worktreeState"))) {
+          kept.add(t.getString("threadId"));
+        }
         if (t.getString("projectId") != null && t.getString("branch") != null
             && t.getString("worktreeState") == null) { // discarding (cut short) or discarded: not in use
           owned.computeIfAbsent(t.getString("projectId"), k -> new ArrayList<>()).add(ProjectRepo.Worktree.of(t));
         }
       }
-      repos.forEach((id, repo) -> lanes.get(id).run(() -> repo.reconcile(owned.getOrDefault(id, List.of())))
+      repos.forEach((id, repo) -> lanes.get(id).run(() -> repo.reconcile(owned.getOrDefault(id, List.of()), kept))
           .onSuccess(done -> done.forEach(line -> log.warn("project {}: {}", id, line)))
           .onFailure(err -> log.error("project {}: could not check its worktrees: {}", id, err.getMessage())));
     }).onFailure(err -> log.error("projects: the threads could not be read to check worktrees", err));

@@ -148,9 +148,10 @@ public final class ThreadRoom extends VerticleBase {
         t.baseRef = row.getString("baseRef");
         t.baseCommit = row.getString("baseCommit");
         t.worktreeState = row.getString("worktreeState");
-        if ("discarding".equals(t.worktreeState)) {
-          // A stop cut its discard short: the project room's start removes what is left, keeping the work.
-          t.worktreeState = "discarded";
+        if ("discarding".equals(t.worktreeState) || "keeping".equals(t.worktreeState)) {
+          // A stop cut its discard or keep short: the project room's start removes what is left (a
+          // discarded thread's work archived first, a kept one's branch left as it is).
+          t.worktreeState = "discarding".equals(t.worktreeState) ? "discarded" : "kept";
           t.archivedAt = t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt;
           finishing.add(t);
         }
@@ -196,6 +197,7 @@ public final class ThreadRoom extends VerticleBase {
       scope.<JsonObject>serve(bus, Addresses.THREAD_MERGE, m -> withThread(m, t -> projectAction(m, t, "merge")));
       scope.<JsonObject>serve(bus, Addresses.THREAD_DISCARD, m -> withThread(m, t -> projectAction(m, t,
           "discard")));
+      scope.<JsonObject>serve(bus, Addresses.THREAD_KEEP, m -> withThread(m, t -> projectAction(m, t, "keep")));
     });
   }
 
@@ -378,8 +380,8 @@ public final class ThreadRoom extends VerticleBase {
   }
 
   /** Written before a worktree's removal begins, so a stop in the middle is finished at the next start. */
-  private Future<?> markDiscarding(ThreadState t) {
-    t.worktreeState = "discarding";
+  private Future<?> markLeaving(ThreadState t, String state) {
+    t.worktreeState = state;
     return bus.request(Addresses.STORE_THREAD_SAVE, t.row());
   }
 
@@ -391,6 +393,9 @@ public final class ThreadRoom extends VerticleBase {
     if (t.branch == null) {
       return "thread " + t.id + " works in project " + t.projectId + "'s own folder, not in a worktree of its own; "
           + "review its changes there";
+    }
+    if ("kept".equals(t.worktreeState) || "keeping".equals(t.worktreeState)) {
+      return "the work of thread " + t.id + " was kept on branch " + t.branch + " and its worktree removed";
     }
     if (t.worktreeState != null) {
       return "the work of thread " + t.id + " was discarded (kept under refs/switchboard/archive/" + t.id + ")";
@@ -454,19 +459,26 @@ public final class ThreadRoom extends VerticleBase {
             .put("commitFirst", Boolean.TRUE.equals(b.getValue("commitFirst")));
         address = Addresses.PROJECT_MERGE;
       }
+      case "keep" -> {
+        body.put("title", t.title == null ? t.id : t.title);
+        address = Addresses.PROJECT_KEEP;
+      }
       default -> address = Addresses.PROJECT_DISCARD;
     }
     t.projectBusy = true;
-    // A discard stops the agent first: nothing may write into a folder that is going away.
-    Future<?> before = action.equals("discard")
+    // A discard or keep removes the worktree: the agent is stopped first (nothing may write into a
+    // folder that is going away), and the thread marked before git starts (a stop in between is finished).
+    boolean leaves = action.equals("discard") || action.equals("keep");
+    Future<?> before = leaves
         ? bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id)) : Future.succeededFuture();
-    before.compose(x -> action.equals("discard") ? markDiscarding(t) : Future.succeededFuture())
+    before.compose(x -> leaves ? markLeaving(t, action.equals("keep") ? "keeping" : "discarding")
+            : Future.succeededFuture())
         .compose(x -> bus.<JsonObject>request(address, body,
             new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
         .compose(reply -> {
           JsonObject result = reply.body();
-          if (action.equals("discard")) {
-            t.worktreeState = "discarded";
+          if (leaves) {
+            t.worktreeState = action.equals("keep") ? "kept" : "discarded";
             t.archivedAt = t.archivedAt == null ? System.currentTimeMillis() : t.archivedAt;
           }
           JsonObject audit = new JsonObject().put("threadId", t.id).put("projectId", t.projectId)
@@ -492,6 +504,9 @@ public final class ThreadRoom extends VerticleBase {
           + ").";
       case "merge" -> "Merged " + t.branch + " into " + t.baseRef + " as " + result.getString("commit").substring(0, 7)
           + (result.getBoolean("squash") ? " (one squashed commit)" : "") + " (by " + who + ").";
+      case "keep" -> "Kept the work on branch " + t.branch + (result.getString("committed") == null ? ""
+          : " (what was not committed is committed as " + result.getString("committed").substring(0, 7) + ")")
+          + ", not merged; its worktree is removed (by " + who + "). The thread is archived.";
       default -> "Discarded the work of " + t.branch + (result.getString("archive") == null ? " (there was none)"
           : "; it is kept under " + result.getString("archive")) + " (by " + who + "). The thread is archived.";
     };
@@ -549,8 +564,9 @@ public final class ThreadRoom extends VerticleBase {
     }
     String text = b.getValue("text") instanceof String s ? s : "";
     if (t.worktreeState != null) {
-      ErrorCode.BAD_REQUEST.fail(m, "the work of this thread was discarded, so its agent has no folder to work in; "
-          + "start a new thread in project " + t.projectId);
+      ErrorCode.BAD_REQUEST.fail(m, "the work of this thread was " + ("kept".equals(t.worktreeState)
+          ? "kept on branch " + t.branch : "discarded") + ", so its agent has no folder to work in; start a new "
+          + "thread in project " + t.projectId);
       return;
     }
     if (text.isBlank() && images.isEmpty()) {
@@ -656,7 +672,7 @@ public final class ThreadRoom extends VerticleBase {
       // discarded by the project room (its work kept under an archive ref first).
       boolean worktree = t.branch != null && !"discarded".equals(t.worktreeState);
       bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id))
-          .compose(x -> worktree ? markDiscarding(t).compose(y -> bus.request(Addresses.PROJECT_DISCARD,
+          .compose(x -> worktree ? markLeaving(t, "discarding").compose(y -> bus.request(Addresses.PROJECT_DISCARD,
               t.worktreeFacts(), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
               : Future.succeededFuture())
           .compose(x -> bus.request(Addresses.STORE_THREAD_DELETE, new JsonObject().put("threadId", t.id)))

@@ -148,6 +148,7 @@ final class ChatSocket {
         case "commit" -> projectAction(f, "commit", Addresses.THREAD_COMMIT);
         case "merge" -> projectAction(f, "merge", Addresses.THREAD_MERGE);
         case "discard" -> projectAction(f, "discard", Addresses.THREAD_DISCARD);
+        case "keep" -> projectAction(f, "keep", Addresses.THREAD_KEEP);
         default -> throw new BadFrame("unknown type \"" + type + "\"");
       }
     } catch (BadFrame e) {

@@ -174,6 +174,25 @@ class ProjectRepoTest {
   }
 
   @Test
+  void keepCommitsWhatIsLeftRemovesTheWorktreeAndLeavesTheBranchForThePerson() throws Exception {
+    ProjectRepo.Worktree w = created("t_keep", "my-work");
+    Files.writeString(w.dir().resolve("kept.txt"), "mine\n");
+    JsonObject kept = repo.keep(w, "A thread", "web");
+    assertEquals("my-work", kept.getString("branch"));
+    assertEquals(kept.getString("committed"), person(repoDir, "rev-parse", "my-work"));
+    assertEquals("mine", person(repoDir, "show", "my-work:kept.txt"));
+    assertFalse(Files.exists(w.dir()));
+    assertEquals(1, person(repoDir, "worktree", "list").lines().count());
+    assertEquals(w.baseCommit(), person(repoDir, "rev-parse", "main"), "not merged");
+    // A keep a stop cut short: the next start removes the worktree and leaves the branch.
+    ProjectRepo.Worktree cut = created("t_cut", "cut-work");
+    List<String> done = repo.reconcile(List.of(), java.util.Set.of("t_cut"));
+    assertTrue(done.get(0).contains("kept on branch cut-work"), done.toString());
+    assertFalse(Files.exists(cut.dir()));
+    assertEquals(cut.baseCommit(), person(repoDir, "rev-parse", "cut-work"));
+  }
+
+  @Test
   void aWorktreeNoThreadOwnsIsRemovedAtStartAndOwnedOnesStay() throws Exception {
     ProjectRepo.Worktree kept = created("t_kept", null);
     ProjectRepo.Worktree orphan = created("t_orphan", null);

@@ -183,6 +183,22 @@ class ProjectThreadsTest {
   }
 
   @Test
+  void keepingAThreadsWorkLeavesItsBranchUnmergedAndTheThreadArchived() throws Exception {
+    JsonObject one = newThread(new JsonObject().put("branch", "keep-me"), "one");
+    String t1 = one.getString("threadId");
+    noteTurn(t1, "worth keeping");
+    JsonObject kept = ask(new JsonObject().put("type", "keep").put("threadId", t1), "k");
+    assertEquals("project_action", kept.getString("type"), kept.encode());
+    assertEquals("kept", kept.getJsonObject("result").getJsonObject("thread").getString("worktree"));
+    assertTrue(kept.getJsonObject("result").getJsonObject("thread").getBoolean("archived"));
+    assertTrue(person(repo, "show", "keep-me:demo-notes.md").contains("worth keeping"));
+    assertEquals(1, person(repo, "worktree", "list").lines().count());
+    assertFalse(person(repo, "log", "--format=%s", "main").contains("Work from thread"), "nothing merged");
+    JsonObject refused = ask(new JsonObject().put("type", "prompt").put("threadId", t1).put("text", "more"), "p");
+    assertTrue(refused.getString("message").contains("kept on branch keep-me"), refused.encode());
+  }
+
+  @Test
   void deletingAThreadKeepsItsWorkAndNeverTouchesASharedFolder() throws Exception {
     JsonObject one = newThread(new JsonObject(), "one");
     String t1 = one.getString("threadId");
