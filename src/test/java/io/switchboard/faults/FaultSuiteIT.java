@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * After each run the
  * ledger, what every surface received and the processes left are checked (docs/reliability.md).
  * Seeds are printed; {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many
- * (default 4 in CI).
+ * (default 3 in CI).
  */
 class FaultSuiteIT {
   static final Path BAD_AGENT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
@@ -86,7 +86,7 @@ class FaultSuiteIT {
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {
-    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 4, this::run, () -> log);
+    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 3, this::run, () -> log);
     System.out.println("faults injected in " + runs + " runs: " + faultCounts);
   }
 

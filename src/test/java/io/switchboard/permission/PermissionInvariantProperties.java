@@ -105,7 +105,7 @@ class PermissionInvariantProperties {
   }
 
   /**
-   * As many histories as {@code jqwik.tries.default} says: 2,000 in every run
+   * As many histories as {@code jqwik.tries.default} says: 1,000 in every run
    * (src/test/resources/junit-platform.properties), 10,000 or more in the long run
    * ({@code -Djqwik.tries.default=10000}, docs/reliability.md).
    */

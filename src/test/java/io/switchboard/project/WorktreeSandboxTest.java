@@ -117,4 +117,32 @@ class WorktreeSandboxTest {
     assertEquals(configBefore, Files.readString(repo.resolve(".git/config")));
     assertEquals(hooksBefore, tree(repo.resolve(".git/hooks")));
   }
+
+  /** A real agent (the ACP SDK's example, from npm) runs whole turns confined to a worktree. */
+  @Test
+  void aRealAgentWorksInItsWorktreeUnderBubblewrap(Vertx vertx) throws Exception {
+    assertEquals(null, Sandbox.probe(), "bubblewrap must run here (scripts/test.sh installs it)");
+    Path repo = newRepo(dir.resolve("repo"));
+    AgentSpec example = AgentHarness.command("example", io.switchboard.testkit.Peers.sdkExampleAgent())
+        .withSandbox(Sandbox.Mode.BWRAP);
+    Settings base = new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "example",
+        List.of(example), List.of(), Settings.LogFormat.TEXT);
+    gateway = new GatewayHarness(vertx, GatewayHarness.withProjects(base, List.of(new ProjectSpec("app", "App", repo,
+        List.of(), ProjectSpec.Worktrees.PER_THREAD, null, null, null, null))), Gateway.Tuning.DEFAULT);
+    c = ChatClient.open(vertx, gateway.port, gateway.token);
+    c.next("welcome");
+    c.send(new JsonObject().put("type", "new_thread").put("clientRef", "x"));
+    JsonObject thread = c.next(f -> "x".equals(f.getValue("clientRef")), "the thread", 60);
+    String t = thread.getString("threadId");
+    assertTrue(thread.getString("branch").startsWith("switchboard/"), thread.encode());
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "please change the config"));
+    JsonObject card = c.next(f -> "permission_request".equals(f.getString("type")), "its card", 60);
+    c.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+        .put("optionId", "allow"));
+    JsonObject end = c.next(f -> "event".equals(f.getString("type")) && "turn_ended".equals(
+        f.getJsonObject("event").getString("kind")), "the turn's end", 60);
+    assertEquals("end_turn", end.getJsonObject("event").getString("stopReason"), "a whole turn in the worktree");
+    assertTrue(c.seen.stream().anyMatch(f -> f.encode().contains("successfully updated the configuration")));
+  }
 }

@@ -80,12 +80,13 @@ class ChatFrameFuzzProperties {
   @Provide
   Arbitrary<String> frames() {
     Arbitrary<String> nearMiss = Combinators.combine(
-        Arbitraries.of("new_thread", "attach", "prompt", "cancel", "permission_answer", "ping", "nope", ""),
+        Arbitraries.of("new_thread", "attach", "prompt", "cancel", "permission_answer", "ping", "nope", "",
+            "changes", "commit", "merge", "discard", "keep", "sessions"),
         Inputs.field(List.of("t_unknown")), Inputs.field(List.of("hello")), Inputs.field(List.of("pr_x")),
         Inputs.json(1))
         .as((type, threadId, text, requestId, after) -> new JsonObject().put("type", type).put("threadId", threadId)
             .put("text", text).put("requestId", requestId).put("optionId", text).put("afterSeq", after)
-            .put("agent", text).encode());
+            .put("agent", text).put("message", text).put("project", text).put("squash", after).encode());
     return Arbitraries.oneOf(Inputs.line(), nearMiss);
   }
 
