@@ -9,7 +9,6 @@ import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
 import io.switchboard.testkit.PluginControl;
 import io.switchboard.testkit.SeededRuns;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
@@ -26,8 +25,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * Seeds are printed; {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many
  * (default 3 in CI).
  */
-class FaultSuiteIT {
+class FaultSuiteIT extends JarFaultSuite {
   static final Path BAD_AGENT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
   static final List<String> BAD_MODES = List.of("ask-exit", "foreign-session", "fork-exit");
   /** Plugin deaths we cause per gateway process and plugin: more would trip its circuit breaker. */
@@ -53,11 +50,6 @@ class FaultSuiteIT {
   /** How many times the gateway asks a refused card again (OutboxDelivery.MAX_REASKS, package-private there). */
   static final int REASKS = 3;
 
-  Vertx vertx;
-  Path dir;
-  Process gateway;
-  int port;
-  String token;
   ChatClient web;
   PluginControl im;
   PluginControl va;
@@ -67,22 +59,8 @@ class FaultSuiteIT {
   int gatewayStarts;
   final Map<String, String> threads = new HashMap<>();
   final List<JsonObject> webFrames = new ArrayList<>();
-  final List<String> log = new ArrayList<>();
   final Map<String, Integer> deaths = new HashMap<>();
   final Map<String, Integer> faultCounts = new TreeMap<>();
-
-  @BeforeEach
-  void setUp() {
-    vertx = Vertx.vertx();
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (gateway != null) {
-      gateway.destroyForcibly();
-    }
-    PermissionHarness.await(vertx.close());
-  }
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {

@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
-import io.switchboard.testkit.PermissionHarness;
 import io.switchboard.testkit.SeededRuns;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
@@ -23,8 +21,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,15 +31,9 @@ import org.junit.jupiter.api.Test;
  * commit the gateway reported done is there — a merge's on the base branch. Seeds are printed;
  * {@code -Dworktree.fault.seed=N} replays one, {@code -Dworktree.fault.runs=N} sets how many (1 in CI).
  */
-class WorktreeFaultIT {
-  Vertx vertx;
-  Path dir;
+class WorktreeFaultIT extends JarFaultSuite {
   Path repo;
-  Process gateway;
-  int port;
-  String token;
   ChatClient web;
-  final List<String> log = new ArrayList<>();
   /** Thread id -> whether the gateway said its worktree was discarded. */
   final Map<String, Boolean> threads = new LinkedHashMap<>();
   final Set<String> reportedCommits = new HashSet<>();
@@ -53,19 +43,6 @@ class WorktreeFaultIT {
   final Set<String> answered = new HashSet<>();
   final Set<String> attached = new HashSet<>();
   int refs;
-
-  @BeforeEach
-  void setUp() {
-    vertx = Vertx.vertx();
-  }
-
-  @AfterEach
-  void tearDown() {
-    if (gateway != null) {
-      gateway.destroyForcibly();
-    }
-    PermissionHarness.await(vertx.close());
-  }
 
   @Test
   void seededKillsDuringWorktreeWorkLeaveTheRepositoryConsistent() throws Exception {
