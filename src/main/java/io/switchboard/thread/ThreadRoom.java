@@ -503,7 +503,10 @@ public final class ThreadRoom extends VerticleBase {
       case "commit" -> "Committed " + result.getString("commit").substring(0, 7) + " on " + t.branch + " (by " + who
           + ").";
       case "merge" -> "Merged " + t.branch + " into " + t.baseRef + " as " + result.getString("commit").substring(0, 7)
-          + (result.getBoolean("squash") ? " (one squashed commit)" : "") + " (by " + who + ").";
+          + (result.getBoolean("squash") ? " (one squashed commit)" : "") + " (by " + who + ")."
+          + (Boolean.FALSE.equals(result.getBoolean("threadMoved")) ? " The thread's branch could not follow (files"
+          + " not committed are in the way), so Changes still shows the merged work until they are committed or"
+          + " removed." : "");
       case "keep" -> "Kept the work on branch " + t.branch + (result.getString("committed") == null ? ""
           : " (what was not committed is committed as " + result.getString("committed").substring(0, 7) + ")")
           + ", not merged; its worktree is removed (by " + who + "). The thread is archived.";
