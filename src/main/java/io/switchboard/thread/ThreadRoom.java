@@ -663,8 +663,9 @@ public final class ThreadRoom extends VerticleBase {
     List<String> chats = t.routes.stream().filter(s -> !s.equals("web")).toList();
     if (t.archivedAt == null) {
       ErrorCode.BAD_REQUEST.fail(m, "thread " + t.id + " is not archived; archive it before deleting it");
-    } else if (t.busy || t.deleting) {
-      ErrorCode.BUSY.fail(m, "thread " + t.id + (t.deleting ? " is being deleted" : " is at work"));
+    } else if (t.busy || t.deleting || t.projectBusy) {
+      ErrorCode.BUSY.fail(m, "thread " + t.id + (t.deleting ? " is being deleted" : t.projectBusy
+          ? " has a commit, merge, keep or discard under way" : " is at work"));
     } else if (!chats.isEmpty()) {
       ErrorCode.BAD_REQUEST.fail(m, "the chats " + chats + " still follow thread " + t.id
           + "; send /new there (or wait for them to move on) before deleting it");
