@@ -1189,6 +1189,37 @@ class BrowserChatTest {
     assertFalse(git(repo, "worktree", "list", "--porcelain").contains(id), "its worktree is gone");
   }
 
+  @Test
+  void keepingABranchCommitsWhatIsLeftAndLeavesTheBranchUnmerged(Vertx vertx) throws Exception {
+    Path repo = withAProject(vertx, List.of(AgentHarness.demo()));
+    logIn();
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> threadIds().size() == 1 && d.findElement(By.id("input")).isEnabled()
+        && d.findElement(By.id("project-bar")).isDisplayed());
+    String id = threadIds().get(0);
+    say("a note worth a branch");
+    click(awaitCard(), "Allow once");
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
+        .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+    browser.findElement(By.id("changes-open")).click();
+    waiting().until(d -> d.findElement(By.id("keep")).isDisplayed() && d.findElement(By.id("keep")).isEnabled());
+    assertTrue(inWindow(browser.findElement(By.id("keep"))), "Keep branch is on screen");
+    browser.findElement(By.id("keep")).click();
+    org.openqa.selenium.Alert confirm = waiting().until(
+        org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    assertTrue(confirm.getText().contains("without merging it?"), confirm.getText());
+    confirm.accept();
+    waiting().until(d -> d.findElement(By.id("changes-note")).getText().startsWith("Kept on branch switchboard/"));
+    String branch = git(repo, "worktree", "list").lines().count() == 1
+        ? git(repo, "branch", "--list", "switchboard/*").strip() : null;
+    assertTrue(branch != null && branch.startsWith("switchboard/"), "the worktree gone, the branch left: " + branch);
+    assertTrue(git(repo, "show", branch + ":demo-notes.md").contains("a note worth a branch"));
+    assertFalse(gitOk(repo, "cat-file", "-e", "main:demo-notes.md"), "nothing merged into main");
+    waitFor(() -> browser.findElements(By.cssSelector("#threads li")).isEmpty(), "the kept thread to be archived");
+    assertTrue(git(repo, "log", "-1", "--format=%B", branch).contains("Switchboard-Committed-By: web"),
+        "the work not committed was committed by the gateway, for the person on the page (thread " + id + ")");
+  }
+
   /** The new-thread form on screen: in the menu on a phone. */
   private void showNewThreadForm(boolean phone) {
     if (phone && !browser.findElement(By.id("app")).getDomAttribute("class").contains("menu-open")) {
