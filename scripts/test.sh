@@ -26,6 +26,8 @@ if ! have java || [ "$(java_major)" -lt 17 ]; then
 fi
 have mvn || apt_install maven
 have node && have npm || apt_install nodejs npm
+# Projects give each thread a git worktree: the project tests run the real git program.
+have git || apt_install git
 # Agents run in a bubblewrap sandbox; the sandbox tests need it.
 have bwrap || apt_install bubblewrap
 # The launcher and cluster tests signal the gateway's JVMs (SIGINT, SIGSTOP, SIGCONT) with kill(1).
