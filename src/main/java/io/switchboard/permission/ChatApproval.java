@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * Who in a chat may answer a request: the {@code chat} part of a chat's {@code sb.permission.answer}.
  * The plugin room states its plugin's settings and what the tap said of the tapper; the permission
- * room alone decides (docs/protocol-plugins.md, "Approvers").
+ * room alone decides (docs/protocol-plugins.md, "Approvers"); the thread room applies the same rule to
+ * a chat's {@code /merge} of a thread's work.
  *
  * @param approvers     the plugin's {@code approvers}; empty: the person who started the thread
  * @param cardsInGroups the plugin lets any member of a group answer although it cannot tell who tapped
@@ -19,7 +20,7 @@ public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolea
   public static final String GROUP_MEMBER = "a group member";
 
   /** The verdict on one tap: who it is recorded as, and the approvers it was judged against. */
-  record Verdict(String who, boolean allowed, List<String> approvers) {
+  public record Verdict(String who, boolean allowed, List<String> approvers) {
     /** The words a refused chat is told. */
     String refusal() {
       return "Only " + String.join(", ", approvers) + " may answer that request (or the web chat).";
@@ -32,7 +33,7 @@ public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolea
   }
 
   /** Parses an answer's {@code chat}; the exception's message names what is wrong. */
-  static ChatApproval parse(Object value) {
+  public static ChatApproval parse(Object value) {
     if (!(value instanceof JsonObject chat)) {
       throw new IllegalArgumentException("chat must be an object");
     }
@@ -57,7 +58,7 @@ public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolea
    * Judges a tap by {@code user} (null: the plugin could not say; a direct message is then the
    * thread's starter) on a request of a thread {@code startedBy} started (null: unknown).
    */
-  Verdict judge(String user, String startedBy) {
+  public Verdict judge(String user, String startedBy) {
     List<String> judgedBy = !approvers.isEmpty() ? approvers : startedBy == null ? List.of() : List.of(startedBy);
     if (anonymous) {
       // One of many people: the audit says so, never a name; only a plugin set to allow it counts it.

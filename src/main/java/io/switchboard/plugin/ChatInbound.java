@@ -3,6 +3,7 @@ package io.switchboard.plugin;
 import io.switchboard.bus.Addresses;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
+import io.switchboard.permission.ChatApproval;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
@@ -247,13 +248,12 @@ final class ChatInbound {
         return projectCommand(r, Addresses.THREAD_CHANGES, new JsonObject(), ChatInbound::diffSummary);
       }
       case "/merge" -> {
-        if (!mayLand(r, in.senderId())) {
-          reply = "Only this conversation's starter or an approver of this chat may merge its work.";
-          break;
-        }
-        // A chat has no Commit button: what is not committed yet is committed with the merge.
+        // A chat has no Commit button: what is not committed yet is committed with the merge. Who may
+        // merge is the rule of who may answer (ChatApproval), judged by the thread room.
         return projectCommand(r, Addresses.THREAD_MERGE, new JsonObject().put("surface", r.surface())
-            .put("user", in.senderId()).put("commitFirst", true), result -> "Merged into " + result.getString("baseRef")
+            .put("user", in.senderId()).put("commitFirst", true)
+            .put("chat", new ChatApproval(spec.approvers() == null ? List.of() : spec.approvers(), false, false)
+                .toJson()), result -> "Merged into " + result.getString("baseRef")
             + " as "
             + result.getString("commit").substring(0, 7) + ".");
       }
@@ -321,12 +321,6 @@ final class ChatInbound {
     out.setLength(out.length() - 2);
     return out.append(". Send /new <project> to start a conversation in one (/new - for a scratch folder).")
         .toString();
-  }
-
-  /** Whether a chat user may merge a thread's work: its approvers, else the one who started it. */
-  private boolean mayLand(Route r, String senderId) {
-    return spec.approvers() != null && !spec.approvers().isEmpty() ? spec.approvers().contains(senderId)
-        : senderId != null && senderId.equals(r.startedBy);
   }
 
   /** A project command on this chat's thread, its answer (or refusal) said in the chat. */

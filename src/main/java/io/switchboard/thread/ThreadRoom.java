@@ -6,6 +6,7 @@ import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.ProjectSpec;
+import io.switchboard.permission.ChatApproval;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -442,6 +443,22 @@ public final class ThreadRoom extends VerticleBase {
       return;
     }
     String user = b.getValue("user") instanceof String u ? u : null;
+    if (b.containsKey("chat")) {
+      // A chat's command: its users are judged by the rule of who may answer a card (the plugin's
+      // approvers, else the thread's starter), with the starter this room knows.
+      ChatApproval.Verdict verdict;
+      try {
+        verdict = ChatApproval.parse(b.getValue("chat")).judge(user, t.startedBy);
+      } catch (IllegalArgumentException bad) {
+        ErrorCode.BAD_REQUEST.fail(m, bad.getMessage());
+        return;
+      }
+      if (!verdict.allowed()) {
+        ErrorCode.NOT_APPROVER.fail(m, "Only this conversation's starter or an approver of this chat may "
+            + action + " its work.");
+        return;
+      }
+    }
     String who = user == null ? surface : surface + ":" + user;
     JsonObject body = t.worktreeFacts().put("who", who);
     String address;

@@ -1142,15 +1142,7 @@ class BrowserChatTest {
   @Test
   void archivingOrDeletingAThreadWithWorkNotCommittedAsksFirst(Vertx vertx) throws Exception {
     Path repo = withAProject(vertx, List.of(AgentHarness.demo()));
-    logIn();
-    browser.findElement(By.cssSelector("#new-thread button")).click();
-    waiting().until(d -> threadIds().size() == 1 && d.findElement(By.id("input")).isEnabled()
-        && d.findElement(By.id("project-bar")).isDisplayed());
-    String id = threadIds().get(0);
-    say("a note to keep");
-    click(awaitCard(), "Allow once");
-    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
-        .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+    String id = aProjectThreadWithANote("a note to keep");
 
     browser.findElement(By.id("archive")).click();
     org.openqa.selenium.Alert confirm = waiting().until(
@@ -1192,15 +1184,7 @@ class BrowserChatTest {
   @Test
   void keepingABranchCommitsWhatIsLeftAndLeavesTheBranchUnmerged(Vertx vertx) throws Exception {
     Path repo = withAProject(vertx, List.of(AgentHarness.demo()));
-    logIn();
-    browser.findElement(By.cssSelector("#new-thread button")).click();
-    waiting().until(d -> threadIds().size() == 1 && d.findElement(By.id("input")).isEnabled()
-        && d.findElement(By.id("project-bar")).isDisplayed());
-    String id = threadIds().get(0);
-    say("a note worth a branch");
-    click(awaitCard(), "Allow once");
-    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
-        .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+    String id = aProjectThreadWithANote("a note worth a branch");
     browser.findElement(By.id("changes-open")).click();
     waiting().until(d -> d.findElement(By.id("keep")).isDisplayed() && d.findElement(By.id("keep")).isEnabled());
     assertTrue(inWindow(browser.findElement(By.id("keep"))), "Keep branch is on screen");
@@ -1218,6 +1202,20 @@ class BrowserChatTest {
     waitFor(() -> browser.findElements(By.cssSelector("#threads li")).isEmpty(), "the kept thread to be archived");
     assertTrue(git(repo, "log", "-1", "--format=%B", branch).contains("Switchboard-Committed-By: web"),
         "the work not committed was committed by the gateway, for the person on the page (thread " + id + ")");
+  }
+
+  /** Logs in, starts a thread in the default project, and has the demo agent write {@code note} (allowed). */
+  private String aProjectThreadWithANote(String note) {
+    logIn();
+    browser.findElement(By.cssSelector("#new-thread button")).click();
+    waiting().until(d -> threadIds().size() == 1 && d.findElement(By.id("input")).isEnabled()
+        && d.findElement(By.id("project-bar")).isDisplayed());
+    String id = threadIds().get(0);
+    say(note);
+    click(awaitCard(), "Allow once");
+    waiting().until(d -> !d.findElement(By.id("busy")).isDisplayed() && d.findElements(By.cssSelector(".msg.agent"))
+        .stream().anyMatch(m -> m.getText().contains("your note is in demo-notes.md")));
+    return id;
   }
 
   /** The new-thread form on screen: in the menu on a phone. */
