@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * points, with a real repository and the demo agent editing in each thread's worktree. After every
  * run: {@code git fsck} is clean, {@code git worktree list} holds exactly the worktrees of the
  * threads that have one, the person's checkout is clean (a merge cut in two was finished), and every
- * commit the gateway reported done is there — a merge's on the base branch. Seeds are printed;
+ * commit the gateway reported done is there — a merge's on the base branch, a kept branch in the repository. Seeds are printed;
  * {@code -Dworktree.fault.seed=N} replays one, {@code -Dworktree.fault.runs=N} sets how many (1 in CI).
  */
 class WorktreeFaultIT extends JarFaultSuite {
@@ -38,6 +38,8 @@ class WorktreeFaultIT extends JarFaultSuite {
   final Map<String, Boolean> threads = new LinkedHashMap<>();
   final Set<String> reportedCommits = new HashSet<>();
   final Set<String> reportedMerges = new HashSet<>();
+  /** Branches a Keep reported done: they stay in the repository. */
+  final Set<String> keptBranches = new HashSet<>();
   final Map<String, Integer> faults = new TreeMap<>();
   /** Cards answered (a re-attach shows them again), and the threads this socket attached to. */
   final Set<String> answered = new HashSet<>();
@@ -75,6 +77,7 @@ class WorktreeFaultIT extends JarFaultSuite {
     threads.clear();
     reportedCommits.clear();
     reportedMerges.clear();
+    keptBranches.clear();
     JsonObject config = new JsonObject().put("http", new JsonObject().put("port", 0))
         .put("dataDir", dir.resolve("data").toString())
         .put("agents", new JsonArray().add(new JsonObject().put("id", "demo").put("builtin", "demo")
@@ -99,8 +102,10 @@ class WorktreeFaultIT extends JarFaultSuite {
         } else if (action < 76) {
           note(t, "before merge " + step);
           step("commit+merge", kill, killAfterMs, new JsonObject().put("type", "merge").put("threadId", t), random);
-        } else {
+        } else if (action < 88) {
           step("discard", kill, killAfterMs, new JsonObject().put("type", "discard").put("threadId", t), random);
+        } else {
+          step("keep", kill, killAfterMs, new JsonObject().put("type", "keep").put("threadId", t), random);
         }
       }
     }
@@ -153,6 +158,10 @@ class WorktreeFaultIT extends JarFaultSuite {
       switch (reply.getString("action")) {
         case "merge" -> reportedMerges.add(result.getString("commit"));
         case "discard" -> threads.put(reply.getString("threadId"), true);
+        case "keep" -> {
+          threads.put(reply.getString("threadId"), true);
+          keptBranches.add(result.getString("branch"));
+        }
         default -> reportedCommits.add(result.getString("commit"));
       }
     }
@@ -193,7 +202,7 @@ class WorktreeFaultIT extends JarFaultSuite {
     Map<String, Boolean> known = new LinkedHashMap<>();
     for (Object o : welcome.getJsonArray("threads")) {
       JsonObject t = (JsonObject) o;
-      known.put(t.getString("threadId"), "discarded".equals(t.getString("worktree")));
+      known.put(t.getString("threadId"), t.getString("worktree") != null && !"active".equals(t.getString("worktree")));
     }
     threads.clear();
     threads.putAll(known);
@@ -217,6 +226,9 @@ class WorktreeFaultIT extends JarFaultSuite {
         "the person's checkout matches its branch");
     for (String commit : reportedCommits) {
       git(repo, "cat-file", "-e", commit + "^{commit}");
+    }
+    for (String branch : keptBranches) {
+      git(repo, "rev-parse", "--verify", "refs/heads/" + branch);
     }
     for (String merge : reportedMerges) {
       git(repo, "merge-base", "--is-ancestor", merge, "main");
