@@ -11,6 +11,7 @@ import io.switchboard.plugin.PluginRoom;
 import io.switchboard.process.ProcessTree;
 import io.switchboard.store.StoreRoom;
 import io.switchboard.project.ProjectRoom;
+import io.switchboard.push.PushRoom;
 import io.switchboard.thread.ThreadRoom;
 import io.switchboard.web.WebRoom;
 import io.vertx.core.DeploymentOptions;
@@ -107,6 +108,11 @@ public final class Gateway {
         : deploy(new StoreRoom(settings.databaseFile()), edgeScope);
     if (settings.runsSurfaces()) {
       web = new WebRoom(settings, limits, version, tuning.outboxStuckMs(), tuning.requestReadMs());
+      if (settings.cluster() == null) {
+        // Pushes go out from the outbox beside the ledger: one JVM (docs/operations.md, "Notifications").
+        started = started.compose(v -> deploy(new PushRoom(settings.dataDir().resolve("vapid.json"),
+            PushRoom.SUBJECT)));
+      }
       started = started
           .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))
           .compose(v -> deploy(new MetricsRoom(settings.cluster() != null)))
@@ -129,8 +135,8 @@ public final class Gateway {
           }
         })
         .transform(x -> deploy(new StoreRoom(settings.databaseFile()), agentScope))
-        .compose(v -> deploy(new PermissionRoom(limits).edgeGrace(settings.cluster() == null ? 0
-            : settings.cluster().edgeGraceSeconds() * 1000L), agentScope))
+        .compose(v -> deploy(new PermissionRoom(limits).attention(settings.attention())
+            .edgeGrace(settings.cluster() == null ? 0 : settings.cluster().edgeGraceSeconds() * 1000L), agentScope))
         .compose(v -> deploy(new ProjectRoom(settings), agentScope))
         .compose(v -> deploy(new ThreadRoom(settings), agentScope))
         .compose(v -> deploy(new AgentRoom(settings, AgentRoom.Timings.DEFAULT, limits,

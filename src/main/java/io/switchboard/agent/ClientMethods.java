@@ -86,7 +86,8 @@ final class ClientMethods {
               .put("agentId", session.spec().id()).put("generation", g.generation).put("toolCall", toolCall)
               .put("options", p.getValue("options"))
               .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
-              .put("startedBy", thread.body().getString("startedBy"));
+              .put("startedBy", thread.body().getString("startedBy"))
+              .put("projectId", thread.body().getString("project"));
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
           if (afterCancel) {
@@ -95,7 +96,13 @@ final class ClientMethods {
           return outcome;
         })
         .map(outcome -> {
-          JsonObject answer = "selected".equals(outcome.getString("outcome"))
+          if ("expired".equals(outcome.getString("outcome"))) {
+            expired(toolCall, outcome);
+          }
+          // An expiry with a reject option answers it (never an allow); otherwise the agent hears cancelled.
+          boolean chosen = "selected".equals(outcome.getString("outcome"))
+              || "expired".equals(outcome.getString("outcome")) && outcome.getString("optionId") != null;
+          JsonObject answer = chosen
               ? new JsonObject().put("outcome", "selected").put("optionId", outcome.getString("optionId"))
               : new JsonObject().put("outcome", "cancelled");
           return (Object) new JsonObject().put("outcome", answer);
@@ -109,6 +116,18 @@ final class ClientMethods {
           }
           return Future.succeededFuture(new JsonObject().put("outcome", new JsonObject().put("outcome", "cancelled")));
         });
+  }
+
+  /** A deadline passed: the thread says so, and {@code cancelTurn} stops the turn it waited in. */
+  private void expired(JsonObject toolCall, JsonObject outcome) {
+    boolean stop = "cancelTurn".equals(outcome.getString("onExpiry"));
+    session.emit(AgentSession.system("The permission request \u201c" + toolCall.getString("title", "a tool call")
+        + "\u201d expired unanswered (" + outcome.getString("rule") + "): "
+        + (stop ? "the turn was stopped." : outcome.getString("optionId") != null ? "the agent was told no."
+            : "the agent was told it was cancelled (it offered no way to say no).")));
+    if (stop) {
+      session.cancel();
+    }
   }
 
   private static Integer integer(Object value) {

@@ -29,6 +29,11 @@ public final class Addresses {
   public static final String PERMISSION_SHOWN = "sb.permission.shown";
   public static final String PERMISSION_RESOLVED = "sb.permission.resolved";
   public static final String PERMISSION_CANCELLED = "sb.permission.cancelled";
+  /**
+   * A step of a request's attention plan was done ({@code {requestId, threadId, step, at, waitedMs}};
+   * step {@code remind} or {@code escalate}): pages highlight the card again.
+   */
+  public static final String PERMISSION_ATTENTION = "sb.permission.attention";
 
   // facts other rooms publish and the permission room hears
   public static final String SURFACE_CLOSED = "sb.surface.closed";
@@ -39,6 +44,19 @@ public final class Addresses {
   public static final String STORE_LEDGER_APPEND = "sb.store.ledger.append";
   public static final String STORE_LEDGER_END = "sb.store.ledger.end";
   public static final String STORE_LEDGER_NOTE = "sb.store.ledger.note";
+  /** {@code {requestId, step, at, card, text?, escalateTo?}}: one attention step, at most once (reply {@code done}). */
+  public static final String STORE_LEDGER_ATTEND = "sb.store.ledger.attend";
+  /** The browsers' push subscriptions: save or update one, forget one, list them, get one (push room). */
+  public static final String STORE_PUSH_SUBSCRIBE = "sb.store.push.subscribe";
+  public static final String STORE_PUSH_UNSUBSCRIBE = "sb.store.push.unsubscribe";
+  public static final String STORE_PUSH_LIST = "sb.store.push.list";
+  public static final String STORE_PUSH_GET = "sb.store.push.get";
+
+  // push room
+  /** {@code {}} → {@code {publicKey}}: the VAPID public key a page subscribes with (base64url). */
+  public static final String PUSH_KEY = "sb.push.key";
+  /** Fact: one push was sent ({@code {status, kind}}; status DELIVERED, GONE, TOO_LARGE, RETRY_AFTER, FAILED). */
+  public static final String PUSH_SENT = "sb.push.sent";
   public static final String STORE_LEDGER_VOID_PENDING = "sb.store.ledger.void-pending";
   public static final String STORE_LEDGER_GET = "sb.store.ledger.get";
   public static final String STORE_LEDGER_LIST = "sb.store.ledger.list";

@@ -7,7 +7,20 @@ import java.util.Optional;
 /** The gateway's whole configuration after file, environment and flags were merged and checked. */
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
                        List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses,
-                       Cluster cluster, List<ProjectSpec> projects, String defaultProject) {
+                       Cluster cluster, List<ProjectSpec> projects, String defaultProject, Attention attention) {
+
+  /** With the default attention settings (reminders after five minutes, no deadlines). */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat, AgentProcesses agentProcesses, Cluster cluster, List<ProjectSpec> projects,
+                  String defaultProject) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects, defaultProject,
+        Attention.DEFAULT);
+  }
+
+  public Settings withAttention(Attention a) {
+    return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
+        defaultProject, a);
+  }
 
   /** With no projects: every thread works in a scratch workspace of its own. */
   public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
@@ -106,6 +119,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     plugins = List.copyOf(plugins);
     agentProcesses = agentProcesses == null ? AgentProcesses.defaults() : agentProcesses;
     projects = projects == null ? List.of() : List.copyOf(projects);
+    attention = attention == null ? Attention.DEFAULT : attention;
   }
 
   public Optional<ProjectSpec> project(String id) {

@@ -204,7 +204,7 @@ public final class SettingsLoader {
   public static Settings parse(JsonObject tree) throws ConfigException {
     Node root = new Node("", tree);
     root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster",
-        "projects", "defaultProject");
+        "projects", "defaultProject", "attention");
 
     Node http = root.object("http");
     http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
@@ -250,7 +250,7 @@ public final class SettingsLoader {
     }
     for (Node a : agentNodes) {
       a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod", "sandbox", "maxProcesses",
-          "shareProcess");
+          "shareProcess", "attention");
       String id = a.id("id");
       if (!agentIds.add(id)) {
         throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
@@ -279,6 +279,12 @@ public final class SettingsLoader {
           a.has("shareProcess") ? a.bool("shareProcess") : builtin != null));
     }
     String defaultAgent = root.string("defaultAgent", true);
+    Map<String, Attention.Spec> attentionByAgent = new LinkedHashMap<>();
+    for (Node a : agentNodes) {
+      if (a.has("attention")) {
+        attentionByAgent.put(a.string("id", true), attention(a.object("attention")));
+      }
+    }
     if (!agentIds.contains(defaultAgent)) {
       throw new ConfigException("defaultAgent", "names no configured agent: \"" + defaultAgent + "\"");
     }
@@ -335,10 +341,107 @@ public final class SettingsLoader {
                 + String.join(", ", projects.stream().map(ProjectSpec::id).toList())) + ")");
       }
     }
+    Map<String, Attention.Spec> attentionByProject = new LinkedHashMap<>();
+    if (root.has("projects")) {
+      for (Node p : root.objects("projects")) {
+        if (p.has("attention")) {
+          attentionByProject.put(p.string("id", true), attention(p.object("attention")));
+        }
+      }
+    }
+    Attention attention = new Attention(root.has("attention") ? attention(root.object("attention")) : null,
+        attentionByAgent, attentionByProject);
+    if (cluster == null) {
+      checkEscalations(attention, pluginIds); // a cluster's plugins are configured on its edge node
+    }
     return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
-        projects, defaultProject);
+        projects, defaultProject, attention);
+  }
+
+  /** One {@code attention} object (top level, an agent's or a project's); absent keys are left to the level below. */
+  private static Attention.Spec attention(Node n) throws ConfigException {
+    n.onlyKeys("remindAfter", "escalateAfter", "escalateTo", "deadline", "onExpiry", "quietHours");
+    Attention.OnExpiry onExpiry = null;
+    if (n.has("onExpiry")) {
+      try {
+        onExpiry = Attention.OnExpiry.parse(n.string("onExpiry", true));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(n.key("onExpiry"), e.getMessage());
+      }
+    }
+    List<String> escalateTo = n.has("escalateTo") ? n.strings("escalateTo", false) : null;
+    if (escalateTo != null) {
+      for (int i = 0; i < escalateTo.size(); i++) {
+        int colon = escalateTo.get(i).indexOf(':');
+        if (colon <= 0 || colon == escalateTo.get(i).length() - 1) {
+          throw new ConfigException(n.key("escalateTo") + "[" + i + "]", "must be a chat surface like "
+              + "\"telegram:12345\" (plugin id, a colon, the chat's id), got \"" + escalateTo.get(i) + "\"");
+        }
+      }
+    }
+    Attention.QuietHours quiet = null;
+    if (n.has("quietHours")) {
+      Node q = n.object("quietHours");
+      q.onlyKeys("from", "to", "zone");
+      java.time.ZoneId zone = java.time.ZoneId.systemDefault();
+      if (q.has("zone")) {
+        try {
+          zone = java.time.ZoneId.of(q.string("zone", true));
+        } catch (java.time.DateTimeException e) {
+          throw new ConfigException(q.key("zone"), "is not a time zone like Europe/Berlin: " + e.getMessage());
+        }
+      }
+      quiet = new Attention.QuietHours(clock(q, "from"), clock(q, "to"), zone);
+      if (quiet.from().equals(quiet.to())) {
+        throw new ConfigException(q.key("to"), "must differ from \"from\" (quiet hours of no length, or of all day?)");
+      }
+    }
+    Long deadline = duration(n, "deadline");
+    Long escalate = duration(n, "escalateAfter");
+    if (deadline != null && deadline > 0 && deadline < 10_000) {
+      throw new ConfigException(n.key("deadline"), "must be at least 10s: a person needs time to read the card");
+    }
+    return new Attention.Spec(duration(n, "remindAfter"), escalate, escalateTo, deadline, onExpiry, quiet);
+  }
+
+  private static Long duration(Node n, String name) throws ConfigException {
+    if (!n.has(name)) {
+      return null;
+    }
+    try {
+      return Durations.parse(n.string(name, true));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(n.key(name), e.getMessage());
+    }
+  }
+
+  private static java.time.LocalTime clock(Node n, String name) throws ConfigException {
+    String s = n.string(name, true);
+    try {
+      return java.time.LocalTime.parse(s);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new ConfigException(n.key(name), "must be a time of day like \"22:00\", got \"" + s + "\"");
+    }
+  }
+
+  /** An escalation to a chat of no configured plugin would never be seen: said at start, not at 3 a.m. */
+  private static void checkEscalations(Attention attention, Set<String> pluginIds) throws ConfigException {
+    List<Map.Entry<String, Attention.Spec>> all = new ArrayList<>();
+    all.add(Map.entry("attention", attention.defaults()));
+    attention.byAgent().forEach((id, s) -> all.add(Map.entry("agents[" + id + "].attention", s)));
+    attention.byProject().forEach((id, s) -> all.add(Map.entry("projects[" + id + "].attention", s)));
+    for (Map.Entry<String, Attention.Spec> e : all) {
+      List<String> to = e.getValue().escalateTo();
+      for (int i = 0; to != null && i < to.size(); i++) {
+        String plugin = to.get(i).substring(0, to.get(i).indexOf(':'));
+        if (!pluginIds.contains(plugin)) {
+          throw new ConfigException(e.getKey() + ".escalateTo[" + i + "]", "names no configured plugin: \"" + plugin
+              + "\"");
+        }
+      }
+    }
   }
 
   /**
@@ -347,7 +450,8 @@ public final class SettingsLoader {
    */
   private static ProjectSpec project(Node p, List<ProjectSpec> earlier, Path dataDir, List<String> agentIds,
                                      boolean edge) throws ConfigException {
-    p.onlyKeys("id", "name", "path", "agents", "worktrees", "baseBranch", "mcpServers", "copyFiles", "setup");
+    p.onlyKeys("id", "name", "path", "agents", "worktrees", "baseBranch", "mcpServers", "copyFiles", "setup",
+        "attention");
     String id = p.id("id");
     for (ProjectSpec e : earlier) {
       if (e.id().equals(id)) {

@@ -82,6 +82,12 @@ public final class MetricsRoom extends VerticleBase {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_ATTENTION, m -> Counter.builder("switchboard_permission_attention")
+        .description("Attention steps done for waiting permission requests (push, remind, escalate)")
+        .tag("step", String.valueOf(m.body().getString("step"))).register(registry).increment());
+    bus.<JsonObject>consumer(Addresses.PUSH_SENT, m -> Counter.builder("switchboard_push_deliveries")
+        .description("Web Push messages sent, by the push service's verdict")
+        .tag("status", String.valueOf(m.body().getString("status"))).register(registry).increment());
     // Local: in a cluster, /metrics is the node its web room runs on (its JVM, its sockets).
     bus.<JsonObject>localConsumer(Addresses.METRICS_SCRAPE, this::scrape);
     return nodes.start(member -> { });
@@ -99,10 +105,12 @@ public final class MetricsRoom extends VerticleBase {
 
   private void ended(JsonObject fact) {
     JsonObject outcome = fact.getJsonObject("outcome", new JsonObject());
-    boolean selected = "selected".equals(outcome.getString("outcome"));
+    String how = String.valueOf(outcome.getString("outcome"));
+    boolean selected = how.equals("selected");
     Counter.builder("switchboard_permission_outcomes").description("Permission requests ended, by outcome")
-        .tag("outcome", selected ? "selected" : "cancelled")
-        .tag("detail", String.valueOf(selected ? outcome.getString("kind") : outcome.getString("reason")))
+        .tag("outcome", how)
+        .tag("detail", String.valueOf(selected ? outcome.getString("kind")
+            : how.equals("expired") ? outcome.getString("onExpiry") : outcome.getString("reason")))
         .register(registry).increment();
     Long created = fact.getLong("createdAt");
     Long ended = fact.getLong("endedAt");

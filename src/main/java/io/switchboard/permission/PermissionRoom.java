@@ -5,6 +5,7 @@ import io.switchboard.common.Lru;
 import io.switchboard.common.RandomIds;
 import io.switchboard.bus.NodeScope;
 import io.switchboard.bus.ErrorCode;
+import io.switchboard.config.Attention;
 import io.switchboard.config.Limits;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -116,6 +117,26 @@ public final class PermissionRoom extends VerticleBase {
     this.maxPending = maxPending;
   }
 
+  /** How waiting requests draw attention (reminders, escalations, deadlines); the defaults when not set. */
+  private Attention attention = Attention.DEFAULT;
+  /** Null until start: the wall clock then, unless a test gave its own. */
+  private AttentionClock clock;
+  private java.time.ZoneId zone = java.time.ZoneId.systemDefault();
+  /** The one timer, for the earliest step of any plan; -1 when none is set. */
+  private long stepTimer = -1;
+  private long stepTimerAt = Long.MAX_VALUE;
+
+  public PermissionRoom attention(Attention attention) {
+    this.attention = attention;
+    return this;
+  }
+
+  /** The clock plans run on (tests move one by hand). */
+  public PermissionRoom clock(AttentionClock clock) {
+    this.clock = clock;
+    return this;
+  }
+
   /**
    * Cluster mode: the surfaces that answer this node's requests run on edge nodes. While none is a
    * member (all died, or a partition) requests keep waiting for {@code ms}, as a restarted or
@@ -137,13 +158,24 @@ public final class PermissionRoom extends VerticleBase {
     final long bytes;
     final Promise<JsonObject> outcome = Promise.promise();
     boolean shown;
+    /** What its plan says, and its steps still to do, earliest first. */
+    final Attention.Resolved plan;
+    final java.util.ArrayDeque<Attention.Step> steps = new java.util.ArrayDeque<>();
 
-    Pending(String id, Registration reg, long createdAt) {
+    Pending(String id, Registration reg, long createdAt, Attention.Resolved plan) {
       this.id = id;
       this.reg = reg;
       this.eligible = new LinkedHashSet<>(reg.eligible());
       this.createdAt = createdAt;
       this.bytes = reg.bytes();
+      this.plan = plan;
+      plan.steps(createdAt, plan.pushesAt(createdAt)).stream()
+          .sorted(java.util.Comparator.comparingLong(Attention.Step::at)).forEach(steps::add);
+    }
+
+    Card.Deadline deadline() {
+      Long at = plan.deadlineAt(createdAt);
+      return at == null ? null : new Card.Deadline(at, plan.onExpiry().key, plan.deadlineRule());
     }
   }
 
@@ -154,6 +186,9 @@ public final class PermissionRoom extends VerticleBase {
   public Future<?> start() {
     scope = NodeScope.of(config());
     bus = vertx.eventBus();
+    if (clock == null) {
+      clock = AttentionClock.of(vertx);
+    }
     return voidLeftovers().onSuccess(v -> {
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_REGISTER, this::register);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANSWER, this::answer);
@@ -231,7 +266,8 @@ public final class PermissionRoom extends VerticleBase {
     // A send to it reaches the asker's reply handler; on one Vert.x (the agent room that asks runs
     // beside this room: a clustered setup keeps them on one node), as message.reply would.
     String replyTo = message.replyAddress();
-    Pending p = new Pending(newId(), reg, System.currentTimeMillis());
+    long now = clock.now();
+    Pending p = new Pending(newId(), reg, now, attention.resolve(reg.agentId(), reg.projectId()));
     boolean overLimit = pending.size() >= maxPending || pendingBytes + p.bytes > maxPendingBytes;
     pendingBytes += p.bytes;
     pending.put(p.id, p);
@@ -243,7 +279,7 @@ public final class PermissionRoom extends VerticleBase {
     log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
         reg.toolCallId(), p.eligible);
 
-    JsonObject row = card(p).put("agentId", reg.agentId());
+    JsonObject row = card(p).put("pushNow", p.plan.pushesAt(now)).put("attention", planJson(p));
     Future<Message<JsonObject>> append = bus.request(Addresses.STORE_LEDGER_APPEND, row);
     registering.add(append);
     append.onComplete(appended -> {
@@ -278,6 +314,7 @@ public final class PermissionRoom extends VerticleBase {
       } else {
         p.shown = true;
         publish(Addresses.PERMISSION_SHOWN, card(p));
+        scheduleSteps();
       }
     });
   }
@@ -372,6 +409,9 @@ public final class PermissionRoom extends VerticleBase {
     if ("selected".equals(outcome.getString("outcome"))) {
       return "request " + id + " was already answered: " + outcome.getString("optionId") + " from "
           + outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface");
+    }
+    if ("expired".equals(outcome.getString("outcome"))) {
+      return "request " + id + " already expired (" + outcome.getString("rule") + ")";
     }
     return "request " + id + " already ended: cancelled (" + outcome.getString("reason") + ")";
   }
@@ -550,14 +590,15 @@ public final class PermissionRoom extends VerticleBase {
     }
     pendingBytes -= p.bytes;
     recentlyEnded.put(p.id, new Ended(outcome, answerKey));
-    long endedAt = System.currentTimeMillis();
+    long endedAt = clock.now();
     boolean selected = "selected".equals(outcome.getString("outcome"));
+    boolean expired = "expired".equals(outcome.getString("outcome"));
     JsonObject answeredBy = outcome.getJsonObject("answeredBy", new JsonObject());
     JsonObject ledger = new JsonObject().put("requestId", p.id)
-        .put("state", selected ? "selected" : "cancelled")
+        .put("state", selected ? "selected" : expired ? "expired" : "cancelled")
         .put("optionId", outcome.getString("optionId"))
         .put("optionKind", outcome.getString("kind"))
-        .put("reason", outcome.getString("reason"))
+        .put("reason", expired ? outcome.getString("rule") : outcome.getString("reason"))
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
         .put("outcome", outcome)
@@ -577,6 +618,9 @@ public final class PermissionRoom extends VerticleBase {
     if (selected) {
       log.info("permission request {} of thread {} answered {} ({}) from surface {}", p.id, p.reg.threadId(),
           outcome.getString("optionId"), outcome.getString("kind"), answeredBy.getString("surface"));
+    } else if (expired) {
+      log.info("permission request {} of thread {} expired unanswered ({}): {}", p.id, p.reg.threadId(),
+          outcome.getString("rule"), outcome.getString("onExpiry"));
     } else {
       log.info("permission request {} of thread {} cancelled: {} (surfaces {})", p.id, p.reg.threadId(),
           outcome.getString("reason"), p.reg.eligibleList());
@@ -599,7 +643,111 @@ public final class PermissionRoom extends VerticleBase {
 
   private static JsonObject card(Pending p) {
     return new Card(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCall(), p.reg.options(),
-        new ArrayList<>(p.eligible), p.createdAt).toJson();
+        new ArrayList<>(p.eligible), p.createdAt, p.reg.agentId(), p.reg.projectId(), p.deadline()).toJson();
+  }
+
+  /** The plan as the ledger keeps it beside the row: its deadline, steps and escalation chats. */
+  private static JsonObject planJson(Pending p) {
+    JsonArray steps = new JsonArray();
+    p.steps.forEach(st -> steps.add(new JsonObject().put("step", st.name()).put("at", st.at())));
+    Card.Deadline d = p.deadline();
+    JsonObject plan = new JsonObject().put("steps", steps).put("escalateTo", new JsonArray(p.plan.escalateTo()));
+    return d == null ? plan : plan.put("deadline", new JsonObject().put("at", d.at()).put("onExpiry", d.onExpiry())
+        .put("rule", d.rule()));
+  }
+
+  // ---- attention: one timer for the earliest step of every plan ----
+
+  /** Sets the one timer for the earliest step still to do (or none). */
+  private void scheduleSteps() {
+    long earliest = Long.MAX_VALUE;
+    for (Pending p : pending.values()) {
+      if (p.shown && !p.steps.isEmpty()) {
+        earliest = Math.min(earliest, p.steps.peekFirst().at());
+      }
+    }
+    if (earliest == stepTimerAt && stepTimer >= 0) {
+      return;
+    }
+    if (stepTimer >= 0) {
+      clock.cancelTimer(stepTimer);
+      stepTimer = -1;
+    }
+    stepTimerAt = earliest;
+    if (earliest != Long.MAX_VALUE && !closing) {
+      stepTimer = clock.setTimer(earliest - clock.now(), t -> {
+        stepTimer = -1;
+        stepTimerAt = Long.MAX_VALUE;
+        runDueSteps();
+      });
+    }
+  }
+
+  private void runDueSteps() {
+    long now = clock.now();
+    for (Pending p : new ArrayList<>(pending.values())) {
+      while (pending.containsKey(p.id) && p.shown && !p.steps.isEmpty() && p.steps.peekFirst().at() <= now) {
+        runStep(p, p.steps.pollFirst(), now);
+      }
+    }
+    scheduleSteps();
+  }
+
+  private void runStep(Pending p, Attention.Step step, long now) {
+    if (step.name().equals("expire")) {
+      end(p, expired(p));
+      return;
+    }
+    JsonObject card = card(p);
+    card.remove("eligible");
+    String title = p.reg.toolCall().getString("title", "a tool call");
+    Card.Deadline d = p.deadline();
+    String deadline = d == null ? "" : " It " + Waiting.expiry(d.at(), now, zone) + "; " + Waiting.onExpiry(d.onExpiry())
+        + ".";
+    String text = step.name().equals("escalate")
+        ? "\u23eb Still unanswered after " + Waiting.duration(now - p.createdAt) + ": \u201c" + title
+            + "\u201d. It was sent to more people." + deadline
+        : "\u23f0 Still waiting for an answer (" + Waiting.duration(now - p.createdAt) + "): \u201c" + title
+            + "\u201d. The card is above." + deadline;
+    JsonObject body = new JsonObject().put("requestId", p.id).put("step", step.name()).put("at", now)
+        .put("card", card).put("text", text).put("escalateTo", new JsonArray(p.plan.escalateTo()));
+    bus.<JsonObject>request(Addresses.STORE_LEDGER_ATTEND, body).onComplete(done -> {
+      if (done.failed()) {
+        log.error("permission request {}: its {} step could not be written ({}); it is not retried", p.id,
+            step.name(), done.cause().getMessage());
+        return;
+      }
+      if (!done.result().body().getBoolean("done", false)) {
+        return; // ended meanwhile, or done already
+      }
+      for (Object surface : done.result().body().getJsonArray("added", new JsonArray())) {
+        p.eligible.add((String) surface); // the chats escalated to may answer now
+      }
+      log.info("permission request {} of thread {}: {} after {}", p.id, p.reg.threadId(), step.name(),
+          Waiting.duration(now - p.createdAt));
+      if (!step.name().equals("push")) {
+        publish(Addresses.PERMISSION_ATTENTION, new JsonObject().put("requestId", p.id)
+            .put("threadId", p.reg.threadId()).put("step", step.name()).put("at", now)
+            .put("waitedMs", now - p.createdAt));
+      }
+    });
+  }
+
+  /** The deadline passed: the agent gets a reject-kind option (never an allow), or its turn stops. */
+  private static JsonObject expired(Pending p) {
+    Card.Deadline d = p.deadline();
+    JsonObject outcome = new JsonObject().put("outcome", "expired").put("rule", d.rule())
+        .put("onExpiry", d.onExpiry());
+    if (d.onExpiry().equals(Attention.OnExpiry.REJECT.key)) {
+      JsonObject reject = p.reg.optionOfKind("reject_once");
+      if (reject == null) {
+        reject = p.reg.optionOfKind("reject_always");
+      }
+      if (reject != null) {
+        outcome.put("optionId", reject.getString("optionId")).put("kind", reject.getString("kind"));
+      }
+    }
+    return outcome;
   }
 
   private static JsonObject endedFact(String id, String threadId, String sessionId, String toolCallId,

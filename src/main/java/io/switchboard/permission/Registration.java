@@ -13,7 +13,8 @@ import java.util.Set;
  * started the thread (a chat's default approver; null when unknown).
  */
 record Registration(String threadId, String sessionId, String agentId, String generation, String toolCallId,
-                    String toolCallJson, String optionsJson, List<String> eligible, String startedBy) {
+                    String toolCallJson, String optionsJson, List<String> eligible, String startedBy,
+                    String projectId) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
 
@@ -31,6 +32,10 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     Object generation = body.getValue("generation");
     if (generation != null && (!(generation instanceof String g) || g.isEmpty())) {
       throw new IllegalArgumentException("generation must be a non-empty string");
+    }
+    Object project = body.getValue("projectId");
+    if (project != null && !(project instanceof String)) {
+      throw new IllegalArgumentException("projectId must be a string");
     }
     Object startedBy = body.getValue("startedBy");
     if (startedBy != null && !(startedBy instanceof String)) {
@@ -76,7 +81,8 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     // Kept encoded: a pending request holds its tool call and options as text (a few hundred bytes),
     // not as trees of maps (several KiB); they are decoded when a card is made or an answer checked.
     return new Registration(threadId, sessionId, (String) agent, (String) generation, id, toolCall.encode(),
-        options.encode(), List.copyOf(eligible), (String) startedBy);
+        options.encode(), List.copyOf(eligible), (String) startedBy,
+        project == null || ((String) project).isEmpty() ? null : (String) project);
   }
 
   /** The tool call as the agent sent it (a new copy each time). */
@@ -92,6 +98,16 @@ record Registration(String threadId, String sessionId, String agentId, String ge
   /** What its tool call and options take, encoded: counted against the room's byte budget. */
   long bytes() {
     return toolCallJson.length() + (long) optionsJson.length();
+  }
+
+  /** The first option of {@code kind} the agent offered, or null. */
+  JsonObject optionOfKind(String kind) {
+    for (Object o : options()) {
+      if (kind.equals(((JsonObject) o).getString("kind"))) {
+        return (JsonObject) o;
+      }
+    }
+    return null;
   }
 
   /** The option the agent offered with this id, or null. */

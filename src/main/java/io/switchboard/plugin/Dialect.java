@@ -279,6 +279,11 @@ interface Dialect {
         return text(route, outputId, "card_end", what + " was answered " + Surfaces.where(where) + ": "
             + Surfaces.option(outcome) + ".");
       }
+      if ("expired".equals(outcome.getString("outcome"))) {
+        return text(route, outputId, "card_end", what + " expired unanswered (" + outcome.getString("rule") + "): "
+            + ("cancelTurn".equals(outcome.getString("onExpiry")) ? "the turn was stopped."
+                : "the agent was told no.") + " Nobody refused it.");
+      }
       return text(route, outputId, "card_end", what + " ended without an answer: "
           + Surfaces.reason(outcome.getString("reason")) + ".");
     }

@@ -179,7 +179,7 @@ final class OutboxDelivery {
           return g.send(dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
-        Dialect.Out card = dialect.card(r, id, body);
+        Dialect.Out card = dialect.card(r, id, withDeadline(body));
         r.openCards.put(id, new Route.OpenCard(body.getString("requestId"), out.node()));
         g.ask(card).onSuccess(response -> tapped(g, r, id, body, JsonRpcPeer.object(response)));
         return Future.succeededFuture();
@@ -206,6 +206,23 @@ final class OutboxDelivery {
         return g.send(dialect.text(r, id, out.kind(), body.getString("text")));
       }
     }
+  }
+
+  /**
+   * A card with a deadline says so in its title, the one line every chat shows (a chat's card is
+   * a message: it cannot count down; its reminder says how long is left).
+   */
+  private static JsonObject withDeadline(JsonObject card) {
+    JsonObject deadline = card.getJsonObject("deadline");
+    if (deadline == null || deadline.getLong("at") == null) {
+      return card;
+    }
+    JsonObject copy = card.copy();
+    JsonObject toolCall = copy.getJsonObject("toolCall", new JsonObject());
+    toolCall.put("title", toolCall.getString("title", "A tool call") + " \u2014 "
+        + io.switchboard.permission.Waiting.expiry(deadline.getLong("at"), System.currentTimeMillis(),
+            java.time.ZoneId.systemDefault()) + ", unless answered");
+    return copy.put("toolCall", toolCall);
   }
 
   private static String title(JsonObject card) {
@@ -307,7 +324,7 @@ final class OutboxDelivery {
     room.ask(Addresses.PERMISSION_ANSWER, answer).onFailure(err -> {
       ErrorCode code = ErrorCode.of(err);
       if (code == ErrorCode.ALREADY_ANSWERED) {
-        alreadyEnded(r, card, outcome, requestId);
+        alreadyEnded(r, card, outcome, requestId, err.getMessage());
       } else if (code == ErrorCode.NOT_APPROVER) {
         refused(g, r, outputId, card, err.getMessage());
       } else {
@@ -375,12 +392,15 @@ final class OutboxDelivery {
    * asked again. The chat is told, except for a rejection in a dialect that cannot tell a person's
    * tap from the SDK's own (VibeAround's SDK rejects every card still open when a turn ends).
    */
-  private void alreadyEnded(Route r, JsonObject card, JsonObject outcome, String requestId) {
+  private void alreadyEnded(Route r, JsonObject card, JsonObject outcome, String requestId, String why) {
     if (!dialect.acknowledges() && optionKind(card, outcome.getString("optionId")).startsWith("reject")) {
       log.debug("[{}] a rejection of ended request {} in chat {} ignored", tag, requestId, r.chatId);
       return;
     }
-    enqueueText(r, "system", "That request was already answered or ended; your tap changed nothing.");
+    int expired = why == null ? -1 : why.indexOf("already expired");
+    enqueueText(r, "system", expired >= 0
+        ? "That request " + why.substring(expired) + "; your tap changed nothing."
+        : "That request was already answered or ended; your tap changed nothing.");
   }
 
   // ---- agent nodes (cluster mode) ----

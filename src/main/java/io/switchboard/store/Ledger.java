@@ -46,13 +46,18 @@ final class Ledger {
     String options = b.getJsonArray("options", new JsonArray()).encode();
     String eligible = b.getJsonArray("eligible", new JsonArray()).encode();
     long at = b.getLong("createdAt", System.currentTimeMillis());
+    String projectId = b.getString("projectId");
+    String attention = b.getJsonObject("attention", new JsonObject()).encode();
+    // The first push goes with the card, unless quiet hours hold it back (then it is a step of its own).
+    boolean push = b.getBoolean("pushNow", false);
     return conn -> {
       String digest = LedgerChain.digest(toolCall, options);
       update(conn, """
           INSERT INTO permission_request
-            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at, digest)
-          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)""", id, threadId, sessionId, agentId, toolCall, options,
-          eligible, at, digest);
+            (request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, created_at, digest,
+             project_id, attention)
+          VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)""", id, threadId, sessionId, agentId, toolCall, options,
+          eligible, at, digest, projectId, attention);
       insertEvent(conn, id, at, "registered", null, null, null, digest);
       // The card for every IM surface is durable in the same transaction as the ledger row.
       JsonObject card = Card.of(b).toOutboxJson();
@@ -64,15 +69,106 @@ final class Ledger {
           touched.add(im[0]);
         }
       }
+      if (push && pushToDevices(conn, id, "card", card, at) > 0) {
+        insertEvent(conn, id, at, "pushed", null, null, null, null);
+        touched.add(Outbox.PUSH);
+      }
       return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
     };
+  }
+
+  /**
+   * One step of a request's attention plan ({@code push}, {@code remind} or {@code escalate}), done
+   * at most once: in one transaction, only while the request is pending and the step's event is not
+   * in the ledger yet, the event is written with what the step sends (pushes to every subscribed
+   * device, a reminder to every chat that had the card, the card to the chats escalated to, which
+   * may then answer). Replies {@code done: false} when the step was done already or the request ended.
+   */
+  Write attend(JsonObject b) {
+    String id = required(b, "requestId");
+    String step = required(b, "step");
+    String event = switch (step) {
+      case "push" -> "pushed";
+      case "remind" -> "reminded";
+      case "escalate" -> "escalated";
+      default -> throw new IllegalArgumentException("step must be push, remind or escalate, got " + step);
+    };
+    long at = b.getLong("at", System.currentTimeMillis());
+    JsonObject card = b.getJsonObject("card", new JsonObject());
+    String text = b.getString("text", "");
+    JsonArray escalateTo = b.getJsonArray("escalateTo", new JsonArray());
+    return conn -> {
+      JsonObject row = null;
+      try (PreparedStatement st = conn.prepareStatement("SELECT r.state, r.eligible, (SELECT COUNT(*) FROM "
+          + "permission_event e WHERE e.request_id = r.request_id AND e.event = ?) AS done FROM permission_request r "
+          + "WHERE r.request_id = ?")) {
+        st.setString(1, event);
+        st.setString(2, id);
+        try (ResultSet rs = st.executeQuery()) {
+          if (rs.next() && rs.getString(1).equals("pending") && rs.getInt(3) == 0) {
+            row = new JsonObject().put("eligible", new JsonArray(rs.getString(2)));
+          }
+        }
+      }
+      JsonObject reply = new JsonObject().put("requestId", id).put("step", step);
+      if (row == null) {
+        return reply.put("done", false);
+      }
+      JsonArray touched = new JsonArray();
+      JsonArray added = new JsonArray();
+      String detail = null;
+      if (step.equals("push")) {
+        detail = pushToDevices(conn, id, "card", card, at) + " devices";
+      } else {
+        JsonObject reminder = card.copy().put("text", text).put("step", step);
+        for (String[] chat : Outbox.chatsWithCard(conn, id)) {
+          Outbox.insert(conn, ids, chat[0], chat[1], "reminder", id, reminder, at);
+          touched.add(chat[0]);
+        }
+        if (step.equals("escalate")) {
+          JsonArray eligible = row.getJsonArray("eligible");
+          for (Object o : escalateTo) {
+            String surface = (String) o;
+            String[] im = Outbox.imSurface(surface);
+            if (im != null && !eligible.contains(surface)) {
+              eligible.add(surface);
+              added.add(surface);
+              Outbox.insert(conn, ids, im[0], im[1], "card", id, card, at);
+              touched.add(im[0]);
+            }
+          }
+          update(conn, "UPDATE permission_request SET eligible = ? WHERE request_id = ?", eligible.encode(), id);
+          detail = added.isEmpty() ? null : "to " + String.join(", ", added.stream().map(String::valueOf).toList());
+        }
+        pushToDevices(conn, id, "reminder", reminder, at);
+      }
+      touched.add(Outbox.PUSH);
+      insertEvent(conn, id, at, event, null, null, detail, null);
+      return reply.put("done", true).put("added", added).put(Outbox.TOUCHED, touched);
+    };
+  }
+
+  /** Writes {@code body} for every subscribed device (the push room sends them); how many. */
+  private int pushToDevices(Connection conn, String requestId, String kind, JsonObject body, long at)
+      throws SQLException {
+    List<String> devices = new ArrayList<>();
+    try (PreparedStatement st = conn.prepareStatement("SELECT subscription_id FROM push_subscription");
+         ResultSet rs = st.executeQuery()) {
+      while (rs.next()) {
+        devices.add(rs.getString(1));
+      }
+    }
+    for (String device : devices) {
+      Outbox.insert(conn, ids, Outbox.PUSH, device, kind, requestId, body, at);
+    }
+    return devices.size();
   }
 
   Write end(JsonObject b) {
     String id = required(b, "requestId");
     String state = required(b, "state");
-    if (!state.equals("selected") && !state.equals("cancelled")) {
-      throw new IllegalArgumentException("state must be selected or cancelled, got " + state);
+    if (!state.equals("selected") && !state.equals("cancelled") && !state.equals("expired")) {
+      throw new IllegalArgumentException("state must be selected, cancelled or expired, got " + state);
     }
     long at = b.getLong("endedAt", System.currentTimeMillis());
     String optionId = b.getString("optionId");

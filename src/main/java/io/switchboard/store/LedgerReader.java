@@ -106,7 +106,7 @@ public final class LedgerReader {
                 + "options) is not what was registered");
           }
           vouches = digest;
-        } else if (event.equals("selected") || event.equals("cancelled")) {
+        } else if (event.equals("selected") || event.equals("cancelled") || event.equals("expired")) {
           long endedAt = rs.getLong("ended_at");
           Long ended = rs.wasNull() ? null : endedAt;
           vouches = LedgerChain.endState(rs.getString("state"), rs.getString("option_id"), rs.getString("option_kind"),

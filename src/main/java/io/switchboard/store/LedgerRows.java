@@ -91,6 +91,24 @@ final class LedgerRows {
     } else if (state.equals("cancelled")) {
       json.put("outcome", new JsonObject().put("outcome", "cancelled").put("reason", row.text("reason")));
     }
+    String attention = row.textIfAny("attention");
+    JsonObject plan = attention == null ? new JsonObject() : new JsonObject(attention);
+    if (plan.getJsonObject("deadline") != null) {
+      json.put("deadline", plan.getJsonObject("deadline"));
+    }
+    String projectId = row.textIfAny("project_id");
+    if (projectId != null) {
+      json.put("projectId", projectId);
+    }
+    if (state.equals("expired")) {
+      // Its own end, never a person's refusal: the rule that expired it, and what the agent was told.
+      JsonObject outcome = new JsonObject().put("outcome", "expired").put("rule", row.text("reason"))
+          .put("onExpiry", plan.getJsonObject("deadline", new JsonObject()).getString("onExpiry"));
+      if (row.text("option_id") != null) {
+        outcome.put("optionId", row.text("option_id")).put("kind", row.text("option_kind"));
+      }
+      json.put("outcome", outcome);
+    }
     return json;
   }
 

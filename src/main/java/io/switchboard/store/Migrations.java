@@ -194,5 +194,52 @@ final class Migrations {
             user_id    TEXT,
             detail     TEXT NOT NULL
           )""",
-          "CREATE INDEX project_action_thread ON project_action (thread_id, id)"));
+          "CREATE INDEX project_action_thread ON project_action (thread_id, id)"),
+      // 11: attention (docs/operations.md, "Attention"): a request may end 'expired' (its own state, never
+      // a person's refusal; SQLite cannot change a CHECK, so the table is made again), keeps its project and
+      // its attention plan beside it; the browsers' push subscriptions
+      List.of(
+          """
+          CREATE TABLE permission_request_v11 (
+            request_id       TEXT PRIMARY KEY,
+            thread_id        TEXT NOT NULL,
+            session_id       TEXT NOT NULL,
+            agent_id         TEXT,
+            tool_call        TEXT NOT NULL,
+            options          TEXT NOT NULL,
+            eligible         TEXT NOT NULL,
+            state            TEXT NOT NULL CHECK (state IN ('pending', 'selected', 'cancelled', 'expired')),
+            option_id        TEXT,
+            option_kind      TEXT,
+            reason           TEXT,
+            answered_surface TEXT,
+            answered_user    TEXT,
+            created_at       INTEGER NOT NULL,
+            ended_at         INTEGER,
+            digest           TEXT,
+            answer_key       TEXT,
+            project_id       TEXT,
+            attention        TEXT
+          )""",
+          """
+          INSERT INTO permission_request_v11 (request_id, thread_id, session_id, agent_id, tool_call, options,
+            eligible, state, option_id, option_kind, reason, answered_surface, answered_user, created_at, ended_at,
+            digest, answer_key)
+          SELECT request_id, thread_id, session_id, agent_id, tool_call, options, eligible, state, option_id,
+            option_kind, reason, answered_surface, answered_user, created_at, ended_at, digest, answer_key
+            FROM permission_request""",
+          "DROP TABLE permission_request",
+          "ALTER TABLE permission_request_v11 RENAME TO permission_request",
+          "CREATE INDEX permission_request_by_state ON permission_request (state, created_at)",
+          "CREATE INDEX permission_request_by_thread ON permission_request (thread_id, created_at)",
+          """
+          CREATE TABLE push_subscription (
+            subscription_id TEXT PRIMARY KEY,
+            endpoint        TEXT NOT NULL UNIQUE,
+            p256dh          TEXT NOT NULL,
+            auth            TEXT NOT NULL,
+            details         INTEGER NOT NULL,
+            created_at      INTEGER NOT NULL,
+            user_agent      TEXT
+          )"""));
 }

@@ -26,6 +26,11 @@ final class Outbox {
   /** A reply field naming the plugins whose outbox a write added to; the room strips it and publishes OUTBOX_READY. */
   static final String TOUCHED = "_outboxTouched";
   private static final int PRUNE_EVERY = 500;
+  /**
+   * The outbox of the browsers' push subscriptions (chat id: the subscription's id), drained by the
+   * push room. Plugin ids start with a letter or digit, so it is nobody's plugin.
+   */
+  static final String PUSH = "_push";
 
   private final Pool readers;
   /** Counted on the event loop, when an acknowledgement is parsed. */
@@ -149,7 +154,8 @@ final class Outbox {
       // The chat is told which request ended, in words (a plugin may show it as text).
       endBody = endBody.copy().put("toolCall", new JsonObject().put("title", title));
     }
-    Sql.update(conn, "UPDATE outbox SET state = 'superseded' WHERE request_id = ? AND kind = 'card' "
+    // A reminder still waiting is superseded with its card: it would point to a card that has ended.
+    Sql.update(conn, "UPDATE outbox SET state = 'superseded' WHERE request_id = ? AND kind IN ('card', 'reminder') "
         + "AND state = 'pending'", requestId);
     JsonArray touched = new JsonArray();
     for (String[] chat : chats) {
@@ -157,6 +163,22 @@ final class Outbox {
       touched.add(chat[0]);
     }
     return touched;
+  }
+
+  /** The chats (and devices) that had the request's card, as {plugin, chat}. */
+  static List<String[]> chatsWithCard(Connection conn, String requestId) throws SQLException {
+    List<String[]> chats = new ArrayList<>();
+    try (PreparedStatement st = conn.prepareStatement("SELECT DISTINCT plugin_id, chat_id FROM outbox "
+        + "WHERE request_id = ? AND kind = 'card' AND plugin_id <> ?")) {
+      st.setString(1, requestId);
+      st.setString(2, PUSH);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          chats.add(new String[] {rs.getString(1), rs.getString(2)});
+        }
+      }
+    }
+    return chats;
   }
 
   /** Marks outputs delivered (only pending ones of that plugin). */

@@ -56,7 +56,7 @@ public final class StoreRoom extends VerticleBase {
           new PoolOptions().setMaxSize(2).setName("switchboard-store-readers-" + deploymentID()));
       var bus = vertx.eventBus();
       routes(new Ledger(readers, chainHead), new Outbox(readers), new Threads(readers), new Transcripts(readers),
-          new WebSessions(readers), new PluginChats(readers), new Health())
+          new WebSessions(readers), new PluginChats(readers), new PushSubscriptions(readers), new Health())
           .forEach((address, handler) -> scope.serve(bus, address, handler));
     });
   }
@@ -64,11 +64,17 @@ public final class StoreRoom extends VerticleBase {
   /** Every address the store serves, and what serves it (docs/event-bus.md is the contract). */
   private Map<String, Handler<Message<JsonObject>>> routes(Ledger ledger, Outbox outbox, Threads threads,
                                                            Transcripts transcripts, WebSessions webSessions,
-                                                           PluginChats chats, Health health) {
+                                                           PluginChats chats, PushSubscriptions push,
+                                                           Health health) {
     return Map.ofEntries(
         Map.entry(Addresses.STORE_LEDGER_APPEND, write(ledger::append)),
         Map.entry(Addresses.STORE_LEDGER_END, write(ledger::end)),
         Map.entry(Addresses.STORE_LEDGER_NOTE, write(ledger::note)),
+        Map.entry(Addresses.STORE_LEDGER_ATTEND, write(ledger::attend)),
+        Map.entry(Addresses.STORE_PUSH_SUBSCRIBE, write(push::subscribe)),
+        Map.entry(Addresses.STORE_PUSH_UNSUBSCRIBE, write(push::unsubscribe)),
+        Map.entry(Addresses.STORE_PUSH_LIST, read(push::list)),
+        Map.entry(Addresses.STORE_PUSH_GET, read(push::get)),
         Map.entry(Addresses.STORE_LEDGER_VOID_PENDING, write(ledger::voidPending)),
         Map.entry(Addresses.STORE_LEDGER_GET, read(ledger::get)),
         Map.entry(Addresses.STORE_LEDGER_LIST, read(ledger::list)),

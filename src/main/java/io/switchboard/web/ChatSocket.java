@@ -108,6 +108,9 @@ final class ChatSocket {
       if (room.settings().cluster() != null) {
         welcome.put("nodes", new JsonArray(room.agentNodes())); // where a new thread may run
       }
+      if (room.pushKey() != null) {
+        welcome.put("push", new JsonObject().put("publicKey", room.pushKey()));
+      }
       send(welcome);
     });
   }
@@ -143,6 +146,8 @@ final class ChatSocket {
         case "delete_thread" -> toThread(Addresses.THREAD_DELETE, new JsonObject().put("threadId", text(f, "threadId")));
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
+        case "push_subscribe" -> pushSubscribe(f);
+        case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
         case "sessions" -> sessions(f);
         case "commit" -> projectAction(f, "commit", Addresses.THREAD_COMMIT);
@@ -402,7 +407,46 @@ final class ChatSocket {
         .onFailure(err -> fail(err, requestId, null));
   }
 
+  /** This device wants pushes: its browser's subscription, and whether a lock screen may show the tool call. */
+  private void pushSubscribe(JsonObject f) throws BadFrame {
+    if (room.pushKey() == null) {
+      throw new BadFrame("this gateway sends no pushes (a cluster's edge node does not yet)");
+    }
+    if (!(f.getValue("subscription") instanceof JsonObject json)) {
+      throw new BadFrame("\"subscription\" must be the browser's PushSubscription as JSON");
+    }
+    if (f.getValue("details") != null && !(f.getValue("details") instanceof Boolean)) {
+      throw new BadFrame("\"details\" must be true or false");
+    }
+    io.switchboard.push.PushSubscription sub;
+    try {
+      sub = io.switchboard.push.PushSubscription.parse(json);
+    } catch (IllegalArgumentException e) {
+      throw new BadFrame(e.getMessage());
+    }
+    room.ask(Addresses.STORE_PUSH_SUBSCRIBE, new JsonObject().put("endpoint", sub.endpoint()).put("p256dh", sub.p256dh())
+            .put("auth", sub.auth()).put("details", Boolean.TRUE.equals(f.getValue("details"))))
+        .onSuccess(r -> send(new JsonObject().put("type", "push_subscribed").put("endpoint", sub.endpoint())))
+        .onFailure(err -> fail(err, null, null));
+  }
+
+  private void pushUnsubscribe(JsonObject f) throws BadFrame {
+    String endpoint = text(f, "endpoint");
+    room.ask(Addresses.STORE_PUSH_UNSUBSCRIBE, new JsonObject().put("endpoint", endpoint))
+        .onSuccess(r -> send(new JsonObject().put("type", "push_unsubscribed").put("endpoint", endpoint)))
+        .onFailure(err -> fail(err, null, null));
+  }
+
   // ---- what the room sends this socket ----
+
+  /** A waiting card was reminded of or escalated: the page highlights it again. */
+  void attention(JsonObject fact) {
+    deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
+        .put("key", "attention " + fact.getString("requestId") + " " + fact.getString("step"))
+        .put("body", new JsonObject().put("type", "permission_attention").put("threadId", fact.getString("threadId"))
+            .put("requestId", fact.getString("requestId")).put("step", fact.getString("step"))
+            .put("at", Instant.ofEpochMilli(fact.getLong("at")).toString()).put("waitedMs", fact.getLong("waitedMs"))));
+  }
 
   /** A live event of an attached thread; {@code frame} is its frame, encoded once for all the thread's sockets. */
   void event(JsonObject body, java.util.function.Supplier<String> frame) {

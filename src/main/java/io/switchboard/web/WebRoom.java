@@ -58,6 +58,10 @@ public final class WebRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> shown(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
+    bus.<JsonObject>consumer(Addresses.PERMISSION_ATTENTION, m -> attention(m.body()));
+    // The key a page subscribes to pushes with, when this gateway runs the push room (not in a cluster).
+    bus.<JsonObject>request(Addresses.PUSH_KEY, new JsonObject())
+        .onSuccess(m -> pushKey = m.body().getString("publicKey"));
     // Every open page hears of new threads and of each thread's waiting questions, attached or not.
     bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> hub.threadChanged(m.body()));
     // Cluster mode: every page hears at once that a node left, not only at its next request's timeout.
@@ -98,6 +102,21 @@ public final class WebRoom extends VerticleBase {
   void shown(JsonObject card) {
     hub.toThread(card.getString("threadId"), s -> s.card(card));
     pending.changed(card.getString("threadId"), card.getString("requestId"), true);
+  }
+
+  /** A reminder or escalation of a waiting card: its thread's pages highlight it again. */
+  void attention(JsonObject fact) {
+    String step = fact.getString("step");
+    if ("remind".equals(step) || "escalate".equals(step)) {
+      hub.toThread(fact.getString("threadId"), s -> s.attention(fact));
+    }
+  }
+
+  /** The VAPID public key pages subscribe with; null when this gateway sends no pushes. */
+  private String pushKey;
+
+  String pushKey() {
+    return pushKey;
   }
 
   /** A card answered or cancelled: to its thread's sockets, and no longer counted. */

@@ -104,6 +104,48 @@ class PluginRoomTest {
     assertEquals("42", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("user"));
   }
 
+  /**
+   * A card with a reminder and a deadline, waiting in a chat: the reminder arrives as a new
+   * message (an edit would not notify), the expiry as the card's end (the plugin edits its card),
+   * and a tap that comes later is told it expired. The ledger holds one end.
+   */
+  @Test
+  void aWaitingCardIsRemindedOfAsANewMessageExpiresInItsOwnStateAndALateTapIsToldSo(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    io.switchboard.config.Attention attention = new io.switchboard.config.Attention(
+        new io.switchboard.config.Attention.Spec(1_500L, 0L, null, 4_000L, null, null), java.util.Map.of(),
+        java.util.Map.of());
+    io.switchboard.config.Settings settings = new io.switchboard.config.Settings(
+        new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "demo",
+        List.of(AgentHarness.demo()), List.of(plugin.spec("fake", "acp", List.of())),
+        io.switchboard.config.Settings.LogFormat.TEXT).withAttention(attention);
+    gateway = new GatewayHarness(vertx, settings, new io.switchboard.Gateway.Tuning(FAST,
+        io.switchboard.Gateway.Tuning.DEFAULT.outboxStuckMs()));
+    plugin.awaitType("initialized", 1);
+    plugin.prompt("42", "42", "note this from telegram");
+    JsonObject card = plugin.awaitType("card", 1);
+    String title = card.getJsonObject("params").getJsonObject("toolCall").getString("title");
+    assertTrue(title.contains("expires at") && title.contains("unless answered"), "the card says its deadline: " + title);
+    JsonObject reminder = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && "reminder".equals(r.getJsonObject("params").getString("kind")), 1, "the reminder");
+    assertTrue(reminder.getJsonObject("params").getString("text").contains("Still waiting"), reminder.encode());
+    JsonObject end = plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the card's end");
+    JsonObject outcome = end.getJsonObject("params").getJsonObject("outcome");
+    assertEquals("expired", outcome.getString("outcome"), "an expiry, never shown as a refusal: " + end.encode());
+    assertTrue(outcome.getString("rule").startsWith("deadline 4s"), outcome.encode());
+    plugin.tap(card.getString("key"), "allow-once", "42");
+    JsonObject told = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("already expired"), 1, "the late tap's answer");
+    assertTrue(told.getJsonObject("params").getString("text").contains("deadline 4s"), told.encode());
+    JsonObject row = ledger(requestIdOf(card));
+    assertEquals("expired", row.getString("state"));
+    assertEquals(1, row.getJsonArray("events").stream().map(e -> ((JsonObject) e).getString("event"))
+        .filter(e -> List.of("selected", "cancelled", "expired").contains(e)).count(), "one end: " + row.encode());
+    assertEquals(1, plugin.received(r -> "_switchboard/text".equals(r.getString("method"))
+        && "reminder".equals(r.getJsonObject("params").getString("kind"))).size(), "one reminder");
+  }
+
   @Test
   void vibearoundAWholeTurnWithACardTappedOnThePlugin(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "vibearound", List.of());

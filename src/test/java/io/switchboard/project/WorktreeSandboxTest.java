@@ -74,7 +74,6 @@ class WorktreeSandboxTest {
         List.of(planter, AgentHarness.demo()), List.of(), Settings.LogFormat.TEXT);
     gateway = new GatewayHarness(vertx, GatewayHarness.withProjects(base, List.of(new ProjectSpec("app", "App", repo,
         List.of(), ProjectSpec.Worktrees.PER_THREAD, null, null, null, null))), Gateway.Tuning.DEFAULT);
-    Files.writeString(gateway.dataDir.resolve("token"), "the-token"); // the harness's token file, readable by name
     c = ChatClient.open(vertx, gateway.port, gateway.token);
     c.next("welcome");
     c.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("clientRef", "other"));

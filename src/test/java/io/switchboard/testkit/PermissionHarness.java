@@ -69,6 +69,12 @@ public final class PermissionHarness implements AutoCloseable {
     await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
   }
 
+  /** Starts the given permission room (one with attention settings or a clock of its own). */
+  public void startPermissionRoom(PermissionRoom room) {
+    permissionDeployment = await(vertx.deployVerticle(room));
+    await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
+  }
+
   /** Drops the permission room without its graceful shutdown, as a crash would. */
   public void crashPermissionRoom() {
     await(vertx.undeploy(permissionDeployment));
