@@ -190,7 +190,7 @@ public final class PushRoom extends VerticleBase {
     String requestId = body.getString("requestId");
     String threadId = body.getString("threadId");
     if (kind.equals("card_end")) {
-      return new JsonObject().put("type", "end").put("requestId", requestId).put("threadId", threadId);
+      return new JsonObject().put("type", "end").put("requestId", requestId); // the tag of its notification
     }
     String agent = body.getString("agentId", "An agent");
     String project = body.getString("projectId");
