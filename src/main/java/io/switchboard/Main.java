@@ -123,6 +123,7 @@ public final class Main {
       JsonObject outcome = r.getJsonObject("outcome");
       String verdict = outcome == null ? "pending" : "selected".equals(outcome.getString("outcome"))
           ? outcome.getString("optionId") + " (" + outcome.getString("kind") + ")"
+          : "expired".equals(outcome.getString("outcome")) ? "expired: " + outcome.getString("rule")
           : "cancelled: " + outcome.getString("reason");
       JsonObject by = outcome == null ? null : outcome.getJsonObject("answeredBy");
       String who = by == null ? "" : (by.getString("user") == null ? "" : by.getString("user") + " on ")
