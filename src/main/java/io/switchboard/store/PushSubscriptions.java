@@ -63,10 +63,7 @@ final class PushSubscriptions {
   /** Every device, with its keys: for the push room only. */
   Future<JsonObject> list(JsonObject body) {
     return Sql.listed(readers.query("SELECT * FROM push_subscription ORDER BY created_at").execute(), "subscriptions",
-        row -> new JsonObject().put("subscriptionId", row.getString("subscription_id"))
-            .put("endpoint", row.getString("endpoint")).put("p256dh", row.getString("p256dh"))
-            .put("auth", row.getString("auth")).put("details", row.getInteger("details") == 1)
-            .put("createdAt", row.getLong("created_at")));
+        PushSubscriptions::device);
   }
 
   /** {@code {subscriptionId}} → {@code {subscription}} (null when it is gone). */
@@ -76,14 +73,14 @@ final class PushSubscriptions {
       throw new IllegalArgumentException("subscriptionId is missing");
     }
     return readers.preparedQuery("SELECT * FROM push_subscription WHERE subscription_id = ?").execute(Tuple.of(id))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            return new JsonObject().putNull("subscription");
-          }
-          var row = rows.iterator().next();
-          return new JsonObject().put("subscription", new JsonObject().put("subscriptionId", id)
-              .put("endpoint", row.getString("endpoint")).put("p256dh", row.getString("p256dh"))
-              .put("auth", row.getString("auth")).put("details", row.getInteger("details") == 1));
-        });
+        .map(rows -> rows.size() == 0 ? new JsonObject().putNull("subscription")
+            : new JsonObject().put("subscription", device(rows.iterator().next())));
+  }
+
+  private static JsonObject device(io.vertx.sqlclient.Row row) {
+    return new JsonObject().put("subscriptionId", row.getString("subscription_id"))
+        .put("endpoint", row.getString("endpoint")).put("p256dh", row.getString("p256dh"))
+        .put("auth", row.getString("auth")).put("details", row.getInteger("details") == 1)
+        .put("createdAt", row.getLong("created_at"));
   }
 }
