@@ -237,6 +237,48 @@ class SettingsLoaderTest {
   }
 
   @Test
+  void attentionDefaultsToAReminderAfterFiveMinutesAndNoDeadline() throws Exception {
+    Attention.Resolved r = SettingsLoader.parse(SettingsLoader.defaults()).attention().resolve("demo", null);
+    assertEquals(5 * 60_000, r.remindAfterMs());
+    assertEquals(0, r.deadlineMs(), "a request waits for its answer unless a deadline is configured");
+    assertEquals(0, r.escalateAfterMs());
+  }
+
+  @Test
+  void attentionIsOverriddenFieldByFieldByTheAgentThenTheProject() throws Exception {
+    Path web = repository("web");
+    JsonObject tree = withProjects(new JsonArray().add(project("web", web)
+        .put("attention", new JsonObject().put("deadline", "10m"))));
+    tree.put("attention", new JsonObject().put("remindAfter", "2m").put("deadline", "1h").put("onExpiry", "cancelTurn")
+        .put("quietHours", new JsonObject().put("from", "22:00").put("to", "07:00").put("zone", "UTC")));
+    tree.getJsonArray("agents").getJsonObject(0).put("attention", new JsonObject().put("remindAfter", "90s"));
+    Settings s = SettingsLoader.parse(tree);
+    Attention.Resolved inProject = s.attention().resolve("demo", "web");
+    assertEquals(90_000, inProject.remindAfterMs(), "the agent's reminder");
+    assertEquals(10 * 60_000, inProject.deadlineMs(), "the project's deadline");
+    assertEquals(Attention.OnExpiry.CANCEL_TURN, inProject.onExpiry(), "the top level's onExpiry");
+    assertEquals("deadline 10m of project web", inProject.deadlineRule());
+    assertEquals("deadline 1h of the gateway's attention settings", s.attention().resolve("demo", null).deadlineRule());
+  }
+
+  @Test
+  void badAttentionValuesAreNamed() throws Exception {
+    JsonObject base = SettingsLoader.defaults();
+    refused(base.copy().put("attention", new JsonObject().put("remindAfter", "soon")), "attention.remindAfter",
+        "like \"90s\"");
+    refused(base.copy().put("attention", new JsonObject().put("deadline", "5s")), "attention.deadline", "at least 10s");
+    refused(base.copy().put("attention", new JsonObject().put("onExpiry", "allow")), "attention.onExpiry",
+        "reject or cancelTurn");
+    refused(base.copy().put("attention", new JsonObject().put("escalateTo", new JsonArray().add("boss"))),
+        "attention.escalateTo[0]", "plugin id, a colon");
+    refused(base.copy().put("attention", new JsonObject().put("escalateTo", new JsonArray().add("telegram:1"))),
+        "attention.escalateTo[0]", "no configured plugin: \"telegram\"");
+    refused(base.copy().put("attention", new JsonObject().put("quietHours", new JsonObject().put("from", "22h")
+        .put("to", "07:00"))), "attention.quietHours.from", "time of day");
+    refused(base.copy().put("attention", new JsonObject().put("snooze", "5m")), "attention.snooze", "unknown key");
+  }
+
+  @Test
   void noProjectsIsTheDefault() throws Exception {
     Settings s = SettingsLoader.parse(SettingsLoader.defaults());
     assertEquals(List.of(), s.projects());
