@@ -144,6 +144,10 @@ class PluginRoomTest {
         .filter(e -> List.of("selected", "cancelled", "expired").contains(e)).count(), "one end: " + row.encode());
     assertEquals(1, plugin.received(r -> "_switchboard/text".equals(r.getString("method"))
         && "reminder".equals(r.getJsonObject("params").getString("kind"))).size(), "one reminder");
+    // The agent's thread says it too, and that nobody refused: the agent was told no by the rule.
+    waitFor(() -> await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
+        .put("threadId", threadOf("fake:42")).put("afterSeq", 0).put("limit", 500))).body().getJsonArray("events")
+        .encode().contains("expired unanswered (deadline 4s"), "the thread's note of the expiry");
   }
 
   @Test
