@@ -5,7 +5,7 @@ import { $, toast } from './dom.js';
 import { dispatch } from './state.js';
 import { connect, disconnect } from './socket.js';
 import { event } from './acp.js';
-import { card, resolved, stale, answerNotTaken } from './cards.js';
+import { attention, card, resolved, stale, answerNotTaken } from './cards.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
@@ -29,6 +29,7 @@ function receive(f) {
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
     case 'permission_stale': return stale(f);
+    case 'permission_attention': return attention(f);
     case 'push_subscribed': return pushSubscribed(f);
     case 'push_unsubscribed': return pushUnsubscribed(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
