@@ -3,6 +3,7 @@ import { $, el, toast } from './dom.js';
 import { store } from './state.js';
 import { setMenu } from './menu.js';
 import { reasonText } from './format.js';
+import { expiredText } from './countdown.js';
 import { closeChanges } from './changes.js';
 
 let openThread = () => {};
@@ -40,6 +41,9 @@ async function loadAudit() {
       const by = o.answeredBy || {};
       verdict = el('span', 'selected', (option ? option.name : o.optionId) + ' (' + o.kind + ') — answered by '
         + (by.user ? by.user + ' on ' : '') + by.surface);
+    } else if (o.outcome === 'expired') {
+      const words = expiredText(o);
+      verdict = el('span', 'expired', words.title + (words.consequence ? ': ' + words.consequence : ''));
     } else verdict = el('span', 'cancelled', 'Cancelled: ' + reasonText(store.state.reasons, o.reason));
     li.append(verdict);
     const thread = store.state.threads.get(q.threadId);

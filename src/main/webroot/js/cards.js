@@ -1,12 +1,15 @@
 // Permission cards: a question inside the box of the tool call it is about, its options as buttons
-// (Alt+1…Alt+9 too), and how it ended: chosen and by whom, cancelled and why, or stale.
-import { $, el, announce } from './dom.js';
+// (Alt+1…Alt+9 too), its deadline counting down and its reminders, and how it ended: chosen and by
+// whom, cancelled and why, expired by a rule, or stale.
+import { $, el, announce, flash, toast } from './dom.js';
 import { store } from './state.js';
 import { thread } from './store.js';
 import { views } from './views.js';
 import { send } from './socket.js';
 import { newTool, toolFor, renderToolBody } from './acp.js';
 import { agentName, answeredBy, commandOf, keysHint, reasonText, shortPath, time } from './format.js';
+import { attentionText, deadlineLine, deadlineNear, expiredText, expiryWarning, isFresh } from './countdown.js';
+import { notifyHere } from './push.js';
 
 export function card(f) {
   const t = thread(store.state, f.threadId);
@@ -22,11 +25,13 @@ export function card(f) {
     renderToolBody(tc.body, tc.data);
   }
   tc.el.classList.add('card');
-  tc.el.classList.remove('resolved');
+  tc.el.classList.remove('resolved', 'expired');
   tc.el.dataset.requestId = f.requestId;
   const asker = agentName(store.state.agents, t.info.agent);
   const section = el('div', 'permission');
   section.append(el('div', 'ask', asker + ' asks your permission'));
+  const deadline = deadlineOf(f);
+  if (deadline) section.append(deadline.el);
   const argv = commandOf(tc0.rawInput);
   if (argv) {
     const cmd = el('div', 'command');
@@ -60,7 +65,8 @@ export function card(f) {
   const keys = el('div', 'keys', keysHint(Math.min(9, (f.options || []).length)));
   section.append(options, keys, el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
   tc.el.append(section);
-  v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [] });
+  v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [], deadline });
+  if (deadline) tickDeadlines();
   v.agentMsg = null;
   // A question must be seen: bring it into view (the buttons above the composer).
   if (f.threadId === store.state.current && v.scrolled) {
@@ -77,7 +83,17 @@ export function resolved(f) {
   c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
   const o = f.outcome || {};
   let text;
-  if (o.outcome === 'selected') {
+  if (o.outcome === 'expired') {
+    // Nobody answered in time and a rule ended it: said as such, never as a person's refusal.
+    const words = expiredText(o);
+    const note = el('div', 'expired-note');
+    note.append(el('strong', null, words.title));
+    if (words.consequence) note.append(el('span', 'expired-then', words.consequence));
+    c.section.querySelector('.expired-note')?.remove(); // a replay may end it twice
+    c.section.querySelector('.options').before(note);
+    c.el.classList.add('expired');
+    text = f.endedAt ? 'Ended at ' + time(f.endedAt) : 'Ended';
+  } else if (o.outcome === 'selected') {
     const chosen = c.options.find((x) => x.optionId === o.optionId);
     c.section.querySelector('.options button[data-option-id="' + CSS.escape(o.optionId) + '"]')?.classList.add('chosen');
     text = (chosen ? chosen.name : o.optionId) + ' — answered by ' + answeredBy(o.answeredBy) + ' at ' + time(f.endedAt);
@@ -85,6 +101,69 @@ export function resolved(f) {
     text = 'Cancelled: ' + reasonText(store.state.reasons, o.reason) + ' (' + time(f.endedAt) + ')';
   }
   c.section.querySelector('.verdict').textContent = text;
+}
+
+// A card with a deadline: its line, "expires 14:32 · 9:41 left", and what then happens.
+function deadlineOf(f) {
+  const ms = Date.parse(f.deadline ?? '');
+  if (!Number.isFinite(ms)) return null;
+  const line = el('div', 'deadline');
+  const when = el('span', 'deadline-when', deadlineLine(ms, Date.now()));
+  line.append(when);
+  const then = [expiryWarning(f.onExpiry), f.deadlineRule && '(' + f.deadlineRule + ')'].filter(Boolean).join(' ');
+  if (then) line.append(el('span', 'deadline-then', then));
+  line.classList.toggle('near', deadlineNear(ms, Date.now()));
+  return { ms, el: line, when };
+}
+
+// Every waiting card's countdown, once a second while there is one; ended cards stop counting.
+let ticker = null;
+function tickDeadlines() {
+  const now = Date.now();
+  let live = 0;
+  for (const v of views.values()) {
+    for (const c of v.cards.values()) {
+      if (!c.deadline || c.el.classList.contains('resolved')) continue;
+      live++;
+      c.deadline.when.textContent = deadlineLine(c.deadline.ms, now);
+      c.deadline.el.classList.toggle('near', deadlineNear(c.deadline.ms, now));
+    }
+  }
+  if (live && !ticker) ticker = setInterval(tickDeadlines, 1000);
+  if (!live && ticker) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+}
+
+// A reminder or an escalation of a card still waiting: a line on it ("waiting 5 min — reminder"),
+// the card brought to the eye again, and a notification when the tab is hidden (not for a replay).
+export function attention(f) {
+  const v = views.get(f.threadId);
+  const c = v?.cards.get(f.requestId);
+  if (!c || c.el.classList.contains('resolved')) return;
+  let line = c.section.querySelector('.attention');
+  if (!line) {
+    line = el('div', 'attention');
+    (c.deadline ? c.deadline.el : c.section.querySelector('.ask')).after(line);
+  }
+  line.textContent = attentionText(f.step, f.waitedMs);
+  line.classList.toggle('escalated', f.step === 'escalate');
+  flash(c.el);
+  const t = thread(store.state, f.threadId);
+  const fresh = isFresh(f.at, Date.now());
+  if (f.threadId === store.state.current) {
+    if (v.scrolled) c.section.scrollIntoView({ block: 'nearest' });
+  } else if (fresh && !document.hidden) {
+    toast('Still waiting in ' + (t?.info.title || 'another thread') + ': ' + line.textContent);
+  }
+  if (fresh && document.hidden) {
+    notifyHere('Switchboard: still waiting for your answer', {
+      body: (t?.info.title ? t.info.title + ': ' : '') + line.textContent,
+      tag: f.requestId, renotify: true,
+      data: { url: '/#thread=' + encodeURIComponent(f.threadId) + '&request=' + encodeURIComponent(f.requestId) },
+    });
+  }
 }
 
 // An answer the gateway did not take (its node did not answer in time, say): the card stays

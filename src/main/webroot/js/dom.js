@@ -31,3 +31,10 @@ export function announce(text) {
   $('announce').textContent = '';
   requestAnimationFrame(() => { $('announce').textContent = text; });
 }
+
+// Draws the eye to an element again (a card a notification opened, a reminder): its highlight replays.
+export function flash(e) {
+  e.classList.remove('flash');
+  void e.offsetWidth; // a reflow, so the animation starts over
+  e.classList.add('flash');
+}

@@ -5,15 +5,17 @@ import { $, toast } from './dom.js';
 import { dispatch } from './state.js';
 import { connect, disconnect } from './socket.js';
 import { event } from './acp.js';
-import { card, resolved, stale, answerNotTaken } from './cards.js';
+import { attention, card, resolved, stale, answerNotTaken } from './cards.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
 import { changesFrame, changesRefused, projectActionFrame } from './changes.js';
 import { sessionsFrame, sessionsRefused, threadRefused } from './picker.js';
 import { leavingFrame, leavingRefused } from './leaving.js';
+import { pushRefused, pushSubscribed, pushUnsubscribed } from './push.js';
+import { readTarget } from './pushcheck.js';
 import {
-  connectionLost, landAtEnd, open, pendingCounts, resume, threadFrame, turn, welcome,
+  connectionLost, goTo, landAtEnd, open, pendingCounts, resume, threadFrame, turn, welcome,
 } from './threads.js';
 
 mountThreadList(open);
@@ -27,6 +29,9 @@ function receive(f) {
     case 'permission_request': return card(f);
     case 'permission_resolved': return resolved(f);
     case 'permission_stale': return stale(f);
+    case 'permission_attention': return attention(f);
+    case 'push_subscribed': return pushSubscribed(f);
+    case 'push_unsubscribed': return pushUnsubscribed(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
     case 'pending': return pendingCounts(f.counts);
     case 'changes': leavingFrame(f); return changesFrame(f); // asked before an archive, or by the panel
@@ -34,13 +39,24 @@ function receive(f) {
     case 'project_action': return projectActionFrame(f);
     case 'error':
       // Said where it was asked, in words.
-      if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f)) return;
+      if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)) return;
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
       return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
   }
 }
+
+// A notification tapped while this page is open (the service worker says which card), or a link to one.
+navigator.serviceWorker?.addEventListener('message', (ev) => {
+  if (ev.data && ev.data.type === 'open') goTo(readTarget(ev.data.url));
+});
+window.addEventListener('hashchange', () => {
+  const link = readTarget(location.hash);
+  if (!link) return;
+  history.replaceState(null, '', location.pathname + location.search);
+  goTo(link);
+});
 
 // ---- login ----
 

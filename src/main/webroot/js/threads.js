@@ -1,6 +1,6 @@
 // Threads: what the gateway says of them (welcome, thread and pending frames, turns), opening one
 // (its log, title, selectors and draft), starting, renaming and archiving.
-import { $, el, setLog } from './dom.js';
+import { $, el, setLog, toast } from './dom.js';
 import { store, dispatch } from './state.js';
 import { newestListed, thread } from './store.js';
 import { views, makeView } from './views.js';
@@ -12,6 +12,8 @@ import { refreshKnocks, refreshPool } from './sidebar.js';
 import { changesLost, followThread, renderProjectBar, turnEnded } from './changes.js';
 import { pickerFields, renderPicker, startingLost, threadStarted } from './picker.js';
 import { leave, leavingLost } from './leaving.js';
+import { pushOffered, notifyHere } from './push.js';
+import { reveal, want, wanted } from './deeplink.js';
 
 export function welcome(f) {
   const select = $('agent-select');
@@ -39,8 +41,26 @@ export function welcome(f) {
   renderPicker();
   refreshPool();
   refreshKnocks();
+  pushOffered(f.push);
+  // A notification's link opens its thread; else, the first time, the newest thread.
+  const link = wanted();
+  if (link && thread(store.state, link.threadId)) return goTo(link);
+  if (link) {
+    want(null);
+    toast('That thread is not here any more.');
+  }
   const listed = f.threads.filter((t) => !t.archived);
   if (!store.state.current && listed.length) open(listed[listed.length - 1].threadId);
+}
+
+// A link to a thread and card (a notification's): opens the thread, then shows the card once its
+// history is in (landAtEnd). Before the welcome, it waits for it.
+export function goTo(link) {
+  if (!link) return;
+  want(link);
+  if (!thread(store.state, link.threadId)) return;
+  if (store.state.current !== link.threadId) open(link.threadId);
+  reveal(link.threadId);
 }
 
 $('new-thread').addEventListener('submit', (ev) => {
@@ -92,15 +112,15 @@ export function threadFrame(f) {
 
 // Questions waiting in threads, attached here or not ({threadId: count} of those that changed): a
 // badge on each thread and a count in the tab's title (threadlist.js), and a notification when the
-// tab is hidden.
+// tab is hidden (none when this device gets pushes: the gateway's push says it).
 export function pendingCounts(counts) {
   const before = store.state;
   dispatch({ type: 'pending', counts });
   for (const [id, count] of Object.entries(counts || {})) {
     const more = count > (thread(before, id)?.pending || 0);
-    if (more && document.hidden && 'Notification' in window && Notification.permission === 'granted') {
-      new Notification('Switchboard: permission needed', { body: thread(store.state, id).info.title || 'A thread asks for your answer',
-        tag: 'switchboard-' + id });
+    if (more && document.hidden) {
+      notifyHere('Switchboard: permission needed', { body: thread(store.state, id).info.title || 'A thread asks for your answer',
+        tag: 'switchboard-' + id, data: { url: '/#thread=' + encodeURIComponent(id) } });
     }
   }
 }
@@ -154,12 +174,15 @@ export function connectionLost() {
 }
 
 // The server's turn frame ends an attach: the history is in, so land at its end, not its top
-// (once, after this frame's renders).
+// (once, after this frame's renders), or at the card a notification opened.
 export function landAtEnd(id) {
   const v = views.get(id);
   if (!v || v.scrolled) return;
   v.scrolled = true;
-  requestAnimationFrame(() => { v.log.scrollTop = v.log.scrollHeight; });
+  requestAnimationFrame(() => {
+    v.log.scrollTop = v.log.scrollHeight;
+    reveal(id); // a notification's card, if one was wanted
+  });
 }
 
 export function turn(id, busy) {

@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
 /**
  * The Content-Security-Policy every response carries. Scripts come from this origin only, plus the
  * inline scripts of the served index.html named by their SHA-256 (its import map, which the build
- * writes and a browser will not load from a file): any other inline script is refused.
+ * writes and a browser will not load from a file): any other inline script is refused. The service
+ * worker ({@code /sw.js}) and the web app manifest come from this origin too.
  */
 final class PagePolicy {
   private static final Pattern INLINE_SCRIPT =
@@ -30,6 +31,7 @@ final class PagePolicy {
     return CSPHandler.create().addDirective("script-src", scripts.toString()).addDirective("style-src", "'self'")
         .addDirective("img-src", "'self' data:").addDirective("media-src", "data:")
         .addDirective("connect-src", "'self'").addDirective("font-src", "'self'")
+        .addDirective("worker-src", "'self'").addDirective("manifest-src", "'self'")
         .addDirective("object-src", "'none'").addDirective("base-uri", "'none'")
         .addDirective("form-action", "'self'").addDirective("frame-ancestors", "'none'");
   }

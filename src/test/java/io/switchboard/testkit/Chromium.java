@@ -16,6 +16,11 @@ public final class Chromium {
 
   /** A browser with its profile in {@code profile}, its window 1280x900. */
   public static ChromeDriver start(Path profile) throws Exception {
+    return start(profile, new String[0]);
+  }
+
+  /** The same with more command-line switches (a host name mapped to 127.0.0.1, say). */
+  public static ChromeDriver start(Path profile, String... moreArguments) throws Exception {
     for (String tool : List.of("/usr/bin/chromium", "/usr/bin/chromedriver")) {
       assertTrue(Files.isExecutable(Path.of(tool)), tool + " is missing: scripts/test.sh installs chromium and "
           + "chromium-driver with apt-get");
@@ -23,7 +28,7 @@ public final class Chromium {
     ChromeOptions options = new ChromeOptions().setBinary("/usr/bin/chromium").addArguments("--headless=new",
         "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-        "--user-data-dir=" + Files.createDirectories(profile));
+        "--user-data-dir=" + Files.createDirectories(profile)).addArguments(moreArguments);
     ChromeDriverService service = new ChromeDriverService.Builder()
         .usingDriverExecutable(new java.io.File("/usr/bin/chromedriver")).usingAnyFreePort().build();
     ChromeDriver browser = new ChromeDriver(service, options);
