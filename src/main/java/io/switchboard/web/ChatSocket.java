@@ -424,17 +424,21 @@ final class ChatSocket {
     } catch (IllegalArgumentException e) {
       throw new BadFrame(e.getMessage());
     }
+    Object ref = clientRef(f);
     room.ask(Addresses.STORE_PUSH_SUBSCRIBE, new JsonObject().put("endpoint", sub.endpoint()).put("p256dh", sub.p256dh())
             .put("auth", sub.auth()).put("details", Boolean.TRUE.equals(f.getValue("details"))))
-        .onSuccess(r -> send(new JsonObject().put("type", "push_subscribed").put("endpoint", sub.endpoint())))
-        .onFailure(err -> fail(err, null, null));
+        .onSuccess(r -> send(new JsonObject().put("type", "push_subscribed").put("endpoint", sub.endpoint())
+            .put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
   }
 
   private void pushUnsubscribe(JsonObject f) throws BadFrame {
     String endpoint = text(f, "endpoint");
+    Object ref = clientRef(f);
     room.ask(Addresses.STORE_PUSH_UNSUBSCRIBE, new JsonObject().put("endpoint", endpoint))
-        .onSuccess(r -> send(new JsonObject().put("type", "push_unsubscribed").put("endpoint", endpoint)))
-        .onFailure(err -> fail(err, null, null));
+        .onSuccess(r -> send(new JsonObject().put("type", "push_unsubscribed").put("endpoint", endpoint)
+            .put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
   }
 
   // ---- what the room sends this socket ----

@@ -128,6 +128,9 @@ final class HttpEdge {
     // ES modules must be served as JavaScript; the webjars' .mjs files are not in Vert.x's MIME table.
     if (ctx.request().path().endsWith(".mjs")) {
       ctx.addHeadersEndHandler(v -> ctx.response().putHeader("Content-Type", "text/javascript; charset=utf-8"));
+    } else if (ctx.request().path().endsWith(".webmanifest")) {
+      // nosniff above: a manifest with no type of its own is read by luck, not by rule.
+      ctx.addHeadersEndHandler(v -> ctx.response().putHeader("Content-Type", "application/manifest+json"));
     }
     ctx.next();
   }
