@@ -117,8 +117,10 @@ final class Ledger {
       JsonArray touched = new JsonArray();
       JsonArray added = new JsonArray();
       String detail = null;
+      int pushed;
       if (step.equals("push")) {
-        detail = pushToDevices(conn, id, "card", card, at) + " devices";
+        pushed = pushToDevices(conn, id, "card", card, at);
+        detail = pushed + " devices";
       } else {
         JsonObject reminder = card.copy().put("text", text).put("step", step);
         for (String[] chat : Outbox.chatsWithCard(conn, id)) {
@@ -140,9 +142,11 @@ final class Ledger {
           update(conn, "UPDATE permission_request SET eligible = ? WHERE request_id = ?", eligible.encode(), id);
           detail = added.isEmpty() ? null : "to " + String.join(", ", added.stream().map(String::valueOf).toList());
         }
-        pushToDevices(conn, id, "reminder", reminder, at);
+        pushed = pushToDevices(conn, id, "reminder", reminder, at);
       }
-      touched.add(Outbox.PUSH);
+      if (pushed > 0) {
+        touched.add(Outbox.PUSH);
+      }
       insertEvent(conn, id, at, event, null, null, detail, null);
       return reply.put("done", true).put("added", added).put(Outbox.TOUCHED, touched);
     };
