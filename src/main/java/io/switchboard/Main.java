@@ -89,8 +89,61 @@ public final class Main {
       case TOKEN -> token(settings, cli.rotate());
       case DOCTOR -> new Doctor(settings, out).run() == 0 ? OK : FAILED;
       case LEDGER -> ledger(settings, cli);
+      case POLICY -> policy(settings, cli.policy());
       default -> serve(settings, loaded.source());
     };
+  }
+
+  /**
+   * {@code policy check}: the config's rules and the grants in the database (read-only, safe beside
+   * a running gateway), tried on one tool call; prints the deciding rule, or that a person is asked.
+   */
+  private int policy(Settings settings, java.util.Map<String, String> o) {
+    io.switchboard.rules.RuleBook book = new io.switchboard.rules.RuleBook();
+    settings.rules().forEach(book::put);
+    Path db = settings.databaseFile();
+    if (Files.exists(db)) {
+      try {
+        for (Object r : io.switchboard.store.LedgerReader.rules(db)) {
+          io.switchboard.rules.Rule rule = io.switchboard.rules.Rule.fromJson((JsonObject) r);
+          if ("grant".equals(rule.source())) {
+            book.put(rule);
+          }
+        }
+      } catch (Exception e) {
+        err.println("switchboard: cannot read the grants in " + db + ": " + e.getMessage());
+        return FAILED;
+      }
+    }
+    JsonObject raw = new JsonObject();
+    if (o.containsKey("command")) {
+      raw.put("command", o.get("command"));
+    }
+    if (o.containsKey("path")) {
+      raw.put("path", o.get("path"));
+    }
+    if (o.containsKey("url")) {
+      raw.put("url", o.get("url"));
+    }
+    Path cwd = o.containsKey("cwd") ? Path.of(o.get("cwd")).toAbsolutePath()
+        : o.containsKey("project") && settings.project(o.get("project")).isPresent()
+            ? settings.project(o.get("project")).get().path() : Path.of("").toAbsolutePath();
+    io.switchboard.rules.ToolFacts facts = io.switchboard.rules.ToolFacts.of(o.get("agent"), o.get("project"),
+        o.get("thread"), new JsonObject().put("kind", o.get("kind")).put("title", o.get("title")).put("rawInput", raw),
+        cwd);
+    io.switchboard.rules.RuleBook.Decision d = book.decide(facts, System.currentTimeMillis());
+    if (facts.command() == null && o.containsKey("command")) {
+      out.println("note: the command is not one plain command (a shell metacharacter, a glob or a quote left open): "
+          + "no command rule applies to it");
+    }
+    if (d == null) {
+      out.println("ask: no rule matches; a person is asked");
+    } else {
+      out.println(d.effect().key() + ": rule " + d.rule().ref() + " (" + d.rule().source() + ") — "
+          + d.rule().toJson().getString("words"));
+      out.println("matched: " + String.join("; ", d.matched()));
+    }
+    return OK;
   }
 
   private int ledger(Settings settings, CommandLine cli) {

@@ -87,7 +87,8 @@ final class ClientMethods {
               .put("options", p.getValue("options"))
               .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
               .put("startedBy", thread.body().getString("startedBy"))
-              .put("projectId", thread.body().getString("project"));
+              .put("projectId", thread.body().getString("project"))
+              .put("cwd", workspace.root().toAbsolutePath().toString()); // what rules resolve paths against
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
           if (afterCancel) {

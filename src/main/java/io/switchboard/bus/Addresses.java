@@ -22,6 +22,8 @@ public final class Addresses {
    * before the surfaces and metrics exist reaches nobody).
    */
   public static final String PERMISSION_ANNOUNCE_VOIDED = "sb.permission.announce-voided";
+  /** {@code {ruleId, by}}: revokes a rule (a new version); the very next request no longer sees it. */
+  public static final String PERMISSION_RULES_REVOKE = "sb.permission.rules.revoke";
   /** Counts and the age of the oldest pending request; also a liveness probe. */
   public static final String PERMISSION_STATUS = "sb.permission.status";
 
@@ -51,6 +53,10 @@ public final class Addresses {
   public static final String STORE_PUSH_UNSUBSCRIBE = "sb.store.push.unsubscribe";
   public static final String STORE_PUSH_LIST = "sb.store.push.list";
   public static final String STORE_PUSH_GET = "sb.store.push.get";
+  /** Rules (append-only versions): one version, the config's rules at start, every rule with its use. */
+  public static final String STORE_RULES_APPEND = "sb.store.rules.append";
+  public static final String STORE_RULES_SYNC = "sb.store.rules.sync";
+  public static final String STORE_RULES_LIST = "sb.store.rules.list";
 
   // push room
   /** {@code {}} → {@code {publicKey}}: the VAPID public key a page subscribes with (base64url). */

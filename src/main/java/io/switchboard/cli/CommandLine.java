@@ -10,9 +10,13 @@ import java.util.Map;
  * subcommands' own options ({@code token --rotate}; {@code ledger --json --state S --limit N}).
  */
 public record CommandLine(Command command, boolean rotate, Map<Override, String> flags, boolean json,
-                          String state, int limit, boolean verify) {
+                          String state, int limit, boolean verify, Map<String, String> policy) {
 
-  public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, HELP, VERSION }
+  public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, POLICY, HELP, VERSION }
+
+  /** The options of {@code policy check}: the tool call to try against the rules. */
+  static final java.util.Set<String> POLICY_OPTIONS = java.util.Set.of("agent", "project", "thread", "kind", "title",
+      "command", "path", "url", "cwd");
 
   public static final String USAGE = """
       Usage: java -jar switchboard.jar [serve] [options]
@@ -20,6 +24,7 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
              java -jar switchboard.jar doctor [options]
              java -jar switchboard.jar ledger [--state pending|all] [--limit N] [--json] [options]
              java -jar switchboard.jar ledger verify [options]
+             java -jar switchboard.jar policy check --kind K [--command C] [--path P] [...] [options]
              java -jar switchboard.jar --help | --version
 
       Switchboard drives ACP coding agents from a browser chat and IM apps, and lets you
@@ -38,6 +43,9 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
                            (--state pending|all, default all; --limit N, default 50; --json);
                            safe while the gateway runs
         ledger verify      check the ledger's hash chain; name the first broken link and exit 1
+        policy check       which rule would answer a tool call: --kind K (execute, read, fetch, ...)
+                           [--agent A] [--project P] [--command "git push"] [--path F] [--url U]
+                           [--title T] [--thread T] [--cwd DIR: the thread's directory paths are read in]
 
       Options (each also SWITCHBOARD_<NAME> in the environment and a key in the config file):
         --config FILE      configuration file (default: conf/switchboard.json if present)
@@ -58,13 +66,15 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     Integer limit = null;
     boolean verify = false;
     Map<Override, String> flags = new EnumMap<>(Override.class);
+    Map<String, String> policy = new java.util.LinkedHashMap<>();
+    boolean check = false;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.equals("--help") || arg.equals("-h")) {
-        return new CommandLine(Command.HELP, false, flags, false, "all", 50, false);
+        return new CommandLine(Command.HELP, false, flags, false, "all", 50, false, Map.of());
       }
       if (arg.equals("--version") || arg.equals("-V")) {
-        return new CommandLine(Command.VERSION, false, flags, false, "all", 50, false);
+        return new CommandLine(Command.VERSION, false, flags, false, "all", 50, false, Map.of());
       }
       if (arg.equals("--rotate")) {
         rotate = true;
@@ -83,7 +93,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
           name = name.substring(0, eq);
         }
         Override o = Override.byFlag(name);
-        if (o == null && !name.equals("state") && !name.equals("limit")) {
+        boolean policyOption = command == Command.POLICY && POLICY_OPTIONS.contains(name);
+        if (o == null && !name.equals("state") && !name.equals("limit") && !policyOption) {
           throw new UsageException("--" + name, "unknown option");
         }
         if (value == null) {
@@ -91,6 +102,12 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
             throw new UsageException(arg, "needs a value");
           }
           value = args.get(++i);
+        }
+        if (policyOption) {
+          if (policy.put(name, value) != null) {
+            throw new UsageException("--" + name, "given twice");
+          }
+          continue;
         }
         if (name.equals("state")) {
           if (!value.equals("pending") && !value.equals("all")) {
@@ -116,6 +133,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         flags.put(o, value);
         continue;
       }
+      if (command == Command.POLICY && arg.equals("check") && !check) {
+        check = true;
+        continue;
+      }
       if (command == Command.LEDGER && arg.equals("verify") && !verify) {
         verify = true;
         continue;
@@ -128,7 +149,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         case "token" -> Command.TOKEN;
         case "doctor" -> Command.DOCTOR;
         case "ledger" -> Command.LEDGER;
-        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token, doctor, ledger)");
+        case "policy" -> Command.POLICY;
+        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token, doctor, ledger, policy)");
       };
     }
     if (command == null) {
@@ -144,7 +166,11 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     if (verify && (json || state != null || limit != null)) {
       throw new UsageException(json ? "--json" : state != null ? "--state" : "--limit", "does not go with ledger verify");
     }
+    if (command == Command.POLICY && (!check || !policy.containsKey("kind"))) {
+      throw new UsageException("policy", "usage: policy check --kind K [--agent A] [--project P] [--command C] "
+          + "[--path P] [--url U] [--title T] [--thread T] [--cwd DIR]");
+    }
     return new CommandLine(command, rotate, flags, json, state == null ? "all" : state, limit == null ? 50 : limit,
-        verify);
+        verify, Map.copyOf(policy));
   }
 }

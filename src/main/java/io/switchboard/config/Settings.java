@@ -7,7 +7,21 @@ import java.util.Optional;
 /** The gateway's whole configuration after file, environment and flags were merged and checked. */
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
                        List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses,
-                       Cluster cluster, List<ProjectSpec> projects, String defaultProject, Attention attention) {
+                       Cluster cluster, List<ProjectSpec> projects, String defaultProject, Attention attention,
+                       List<io.switchboard.rules.Rule> rules) {
+
+  /** With no rules of its own: every request asks a person (grants made later live in the database). */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat, AgentProcesses agentProcesses, Cluster cluster, List<ProjectSpec> projects,
+                  String defaultProject, Attention attention) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects, defaultProject,
+        attention, List.of());
+  }
+
+  public Settings withRules(List<io.switchboard.rules.Rule> r) {
+    return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
+        defaultProject, attention, r);
+  }
 
   /** With the default attention settings (reminders after five minutes, no deadlines). */
   public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
@@ -19,7 +33,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
 
   public Settings withAttention(Attention a) {
     return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
-        defaultProject, a);
+        defaultProject, a, rules);
   }
 
   /** With no projects: every thread works in a scratch workspace of its own. */
@@ -120,6 +134,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     agentProcesses = agentProcesses == null ? AgentProcesses.defaults() : agentProcesses;
     projects = projects == null ? List.of() : List.copyOf(projects);
     attention = attention == null ? Attention.DEFAULT : attention;
+    rules = rules == null ? List.of() : List.copyOf(rules);
   }
 
   public Optional<ProjectSpec> project(String id) {

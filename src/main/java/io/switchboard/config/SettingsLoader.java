@@ -204,7 +204,7 @@ public final class SettingsLoader {
   public static Settings parse(JsonObject tree) throws ConfigException {
     Node root = new Node("", tree);
     root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster",
-        "projects", "defaultProject", "attention");
+        "projects", "defaultProject", "attention", "rules");
 
     Node http = root.object("http");
     http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
@@ -354,10 +354,45 @@ public final class SettingsLoader {
     if (cluster == null) {
       checkEscalations(attention, pluginIds); // a cluster's plugins are configured on its edge node
     }
+    List<io.switchboard.rules.Rule> rules = root.has("rules") ? rules(root.objects("rules")) : List.of();
     return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
-        projects, defaultProject, attention);
+        projects, defaultProject, attention).withRules(rules);
+  }
+
+  /**
+   * {@code rules[]}: each a rule ({@code RuleSpecs}: checked, its examples run) or {@code {"preset":
+   * "readWorktree"}} / {@code {"preset": "safeCommands", "testCommand": [...]}}; ids unique.
+   */
+  private static List<io.switchboard.rules.Rule> rules(List<Node> nodes) throws ConfigException {
+    List<io.switchboard.rules.Rule> out = new ArrayList<>();
+    Set<String> ids = new HashSet<>();
+    for (Node n : nodes) {
+      List<io.switchboard.rules.Rule> made;
+      try {
+        if (n.has("preset")) {
+          n.onlyKeys("preset", "testCommand");
+          made = io.switchboard.rules.Presets.of(n.string("preset", true),
+              n.has("testCommand") ? n.strings("testCommand", true) : List.of());
+        } else {
+          made = List.of(io.switchboard.rules.RuleSpecs.fromConfig(n.json));
+        }
+      } catch (IllegalArgumentException e) {
+        int colon = e.getMessage().indexOf(':');
+        String field = colon > 0 && !e.getMessage().substring(0, colon).contains(" ")
+            ? e.getMessage().substring(0, colon) : null;
+        throw new ConfigException(field == null ? n.path : n.key(field.replaceAll("\\[.*", "")),
+            field == null ? e.getMessage() : e.getMessage().substring(colon + 1).trim());
+      }
+      for (io.switchboard.rules.Rule r : made) {
+        if (!ids.add(r.id())) {
+          throw new ConfigException(n.key(n.has("preset") ? "preset" : "id"), "duplicate rule id \"" + r.id() + "\"");
+        }
+        out.add(r);
+      }
+    }
+    return out;
   }
 
   /** One {@code attention} object (top level, an agent's or a project's); absent keys are left to the level below. */

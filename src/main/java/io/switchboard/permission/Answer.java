@@ -7,7 +7,45 @@ import io.vertx.core.json.JsonObject;
  * came from, who answered (when the surface can say), the answer's key, and for a chat's tap its
  * plugin's approver settings.
  */
-record Answer(String requestId, String optionId, String surface, String user, String answerKey, ChatApproval chat) {
+record Answer(String requestId, String optionId, String surface, String user, String answerKey, ChatApproval chat,
+              Grant grant) {
+  /**
+   * "Always" made a gateway grant: how far it reaches ({@code thread}, {@code project}, {@code agent}),
+   * how long it lives ({@code thread}: as long as the thread; {@code day}; {@code forever}: until
+   * revoked), and the command's first words it covers when the person narrowed it (null: the whole
+   * command the agent asked about).
+   */
+  record Grant(String reach, String life, java.util.List<String> command) {
+    static Grant parse(Object value) {
+      if (!(value instanceof JsonObject g)) {
+        throw new IllegalArgumentException("grant must be an object {reach, life, command?}");
+      }
+      String reach = g.getString("reach", "thread");
+      String life = g.getString("life", "thread");
+      if (!java.util.List.of("thread", "project", "agent").contains(reach)) {
+        throw new IllegalArgumentException("grant.reach must be thread, project or agent, got \"" + reach + "\"");
+      }
+      if (!java.util.List.of("thread", "day", "forever").contains(life)) {
+        throw new IllegalArgumentException("grant.life must be thread, day or forever, got \"" + life + "\"");
+      }
+      if (life.equals("thread") && !reach.equals("thread")) {
+        throw new IllegalArgumentException("grant.life thread needs grant.reach thread");
+      }
+      java.util.List<String> command = null;
+      if (g.getValue("command") != null) {
+        if (!(g.getValue("command") instanceof io.vertx.core.json.JsonArray a) || a.isEmpty()
+            || a.stream().anyMatch(w -> !(w instanceof String s) || s.isEmpty())) {
+          throw new IllegalArgumentException("grant.command must be the command's first words, as an array of strings");
+        }
+        command = a.stream().map(String.class::cast).toList();
+      }
+      return new Grant(reach, life, command);
+    }
+
+    /** What a tap on "always" in a chat makes: this thread, as long as it lasts, the whole command. */
+    static final Grant CHAT_DEFAULT = new Grant("thread", "thread", null);
+  }
+
   /** An answer's key is a surface's token for one answer, not data: a few dozen characters. */
   static final int MAX_ANSWER_KEY = 128;
 
@@ -30,12 +68,18 @@ record Answer(String requestId, String optionId, String surface, String user, St
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad answer: " + e.getMessage(), e);
     }
-    return new Answer(id, optionId, surface, (String) user, (String) key, chat);
+    Grant grant;
+    try {
+      grant = b.getValue("grant") == null ? null : Grant.parse(b.getValue("grant"));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("bad answer: " + e.getMessage(), e);
+    }
+    return new Answer(id, optionId, surface, (String) user, (String) key, chat, grant);
   }
 
   /** The same answer recorded as by {@code who} (a chat's verdict names the tapper). */
   Answer by(String who) {
-    return new Answer(requestId, optionId, surface, who, answerKey, chat);
+    return new Answer(requestId, optionId, surface, who, answerKey, chat, grant);
   }
 
   private static String text(JsonObject b, String field) {

@@ -126,6 +126,16 @@ public final class PermissionRoom extends VerticleBase {
   private long stepTimer = -1;
   private long stepTimerAt = Long.MAX_VALUE;
 
+  /** The rules in force (config, presets and people's grants), newest version of each; this loop's alone. */
+  private final io.switchboard.rules.RuleBook book = new io.switchboard.rules.RuleBook();
+  private List<io.switchboard.rules.Rule> configRules = List.of();
+
+  /** The config's rules (presets expanded): written as versions at start beside the grants already kept. */
+  public PermissionRoom rules(List<io.switchboard.rules.Rule> rules) {
+    this.configRules = List.copyOf(rules);
+    return this;
+  }
+
   public PermissionRoom attention(Attention attention) {
     this.attention = attention;
     return this;
@@ -189,8 +199,9 @@ public final class PermissionRoom extends VerticleBase {
     if (clock == null) {
       clock = AttentionClock.of(vertx);
     }
-    return voidLeftovers().onSuccess(v -> {
+    return voidLeftovers().compose(v -> syncRules()).onSuccess(v -> {
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_REGISTER, this::register);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_RULES_REVOKE, this::revokeRule);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANSWER, this::answer);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_PENDING, this::listPending);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_SHUTDOWN, this::shutdown);
@@ -279,7 +290,12 @@ public final class PermissionRoom extends VerticleBase {
     log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
         reg.toolCallId(), p.eligible);
 
-    JsonObject row = card(p).put("pushNow", p.plan.pushesAt(now)).put("attention", planJson(p));
+    JsonObject ruled = ruled(p, now);
+    JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
+    if (ruled != null) {
+      // Answered by a rule: no card anywhere; each chat gets one line saying which rule, instead.
+      row.put("auto", ruleLine(p, ruled));
+    }
     Future<Message<JsonObject>> append = bus.request(Addresses.STORE_LEDGER_APPEND, row);
     registering.add(append);
     append.onComplete(appended -> {
@@ -311,6 +327,8 @@ public final class PermissionRoom extends VerticleBase {
         end(p, cancelled(NO_SURFACE));
       } else if (edgeless) {
         end(p, cancelled(NO_EDGE));
+      } else if (ruled != null) {
+        end(p, ruled);
       } else {
         p.shown = true;
         publish(Addresses.PERMISSION_SHOWN, card(p));
@@ -367,8 +385,38 @@ public final class PermissionRoom extends VerticleBase {
     if (user != null) {
       answeredBy.put("user", user);
     }
+    Answer.Grant grant = a.grant() != null ? a.grant()
+        : a.chat() != null && "allow_always".equals(option.getString("kind")) ? Answer.Grant.CHAT_DEFAULT : null;
+    JsonObject granted = null;
+    if (grant != null) {
+      if (!"allow_always".equals(option.getString("kind"))) {
+        ErrorCode.INVALID_OPTION.fail(message, "a grant is made by an \"always\" option; " + optionId + " is not one");
+        return;
+      }
+      io.switchboard.rules.Rule rule;
+      try {
+        rule = Grants.rule(grant, p.reg, ids.next("g_", 6), user == null ? surface : user + " on " + surface,
+            clock.now());
+      } catch (IllegalArgumentException e) {
+        ErrorCode.BAD_REQUEST.fail(message, e.getMessage());
+        return;
+      }
+      // The agent is answered once: the gateway keeps the "always", and can take it back.
+      JsonObject once = p.reg.optionOfKind("allow_once");
+      if (once != null) {
+        option = once;
+        optionId = once.getString("optionId");
+      }
+      book.put(rule);
+      granted = rule.toJson();
+      writeRule(rule);
+    }
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
+    if (granted != null) {
+      outcome.put("grant", new JsonObject().put("ruleId", granted.getString("ruleId"))
+          .put("words", granted.getString("words")));
+    }
     end(p, outcome, a.answerKey()).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
         .put("outcome", outcome)));
   }
@@ -598,7 +646,8 @@ public final class PermissionRoom extends VerticleBase {
         .put("state", selected ? "selected" : expired ? "expired" : "cancelled")
         .put("optionId", outcome.getString("optionId"))
         .put("optionKind", outcome.getString("kind"))
-        .put("reason", expired ? outcome.getString("rule") : outcome.getString("reason"))
+        .put("reason", expired ? outcome.getString("rule") : outcome.getValue("rule") instanceof JsonObject r
+            ? "matched " + r.getString("matched") : outcome.getString("reason"))
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
         .put("outcome", outcome)
@@ -606,6 +655,9 @@ public final class PermissionRoom extends VerticleBase {
         .put("endedAt", endedAt);
     JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
         new JsonArray(p.reg.eligibleList())).put("createdAt", p.createdAt);
+    if (outcome.getValue("rule") instanceof JsonObject) {
+      fact.put("title", p.reg.toolCall().getString("title")); // no card showed it: the line saying so names it
+    }
     Future<JsonObject> done = bus.<JsonObject>request(Addresses.STORE_LEDGER_END, ledger)
         .onFailure(err -> log.error("permission request {}: the ledger could not record its end ({})", p.id,
             err.getMessage()))
@@ -654,6 +706,112 @@ public final class PermissionRoom extends VerticleBase {
     JsonObject plan = new JsonObject().put("steps", steps).put("escalateTo", new JsonArray(p.plan.escalateTo()));
     return d == null ? plan : plan.put("deadline", new JsonObject().put("at", d.at()).put("onExpiry", d.onExpiry())
         .put("rule", d.rule()));
+  }
+
+  // ---- rules: answers for the person ----
+
+  /** The config's rules as versions beside the grants kept; the newest of each goes into the book. */
+  private Future<Void> syncRules() {
+    JsonArray configured = new JsonArray();
+    configRules.forEach(r -> configured.add(r.toJson()));
+    return bus.<JsonObject>request(Addresses.STORE_RULES_SYNC, new JsonObject().put("rules", configured)).map(reply -> {
+      for (Object o : reply.body().getJsonArray("rules")) {
+        book.put(io.switchboard.rules.Rule.fromJson((JsonObject) o));
+      }
+      log.info("{} rules in force", book.all().stream().filter(r -> r.active(clock.now())).count());
+      return (Void) null;
+    }).recover(err -> {
+      // Without its rules the room still works, the safe way: every request asks a person.
+      log.error("the rules could not be read ({}); every request asks a person until the next start",
+          err.getMessage());
+      return Future.succeededFuture();
+    });
+  }
+
+  /**
+   * The outcome a rule gives this request, or null: a person is asked. An allow answers with the
+   * agent's allow_once option (never an allow_always: the agent would keep a grant the gateway
+   * cannot take back), a deny with its reject_once (else reject_always); a rule whose option the
+   * agent did not offer leaves the request to a person.
+   */
+  private JsonObject ruled(Pending p, long now) {
+    io.switchboard.rules.RuleBook.Decision d;
+    try {
+      d = book.decide(io.switchboard.rules.ToolFacts.of(p.reg.agentId(), p.reg.projectId(), p.reg.threadId(),
+          p.reg.toolCall(), p.reg.cwd() == null ? null : java.nio.file.Path.of(p.reg.cwd())), now);
+    } catch (RuntimeException e) {
+      log.warn("permission request {}: its rules could not be tried ({}); a person is asked", p.id, e.toString());
+      return null;
+    }
+    if (d == null || d.effect() == io.switchboard.rules.Rule.Effect.ASK) {
+      return null;
+    }
+    JsonObject option = d.effect() == io.switchboard.rules.Rule.Effect.ALLOW ? p.reg.optionOfKind("allow_once")
+        : p.reg.optionOfKind("reject_once") != null ? p.reg.optionOfKind("reject_once")
+        : p.reg.optionOfKind("reject_always");
+    if (option == null) {
+      return null;
+    }
+    String matched = String.join("; ", d.matched());
+    return new JsonObject().put("outcome", "selected").put("optionId", option.getString("optionId"))
+        .put("kind", option.getString("kind"))
+        .put("answeredBy", new JsonObject().put("surface", "rule").put("user", d.rule().ref()))
+        .put("rule", new JsonObject().put("ruleId", d.rule().id()).put("version", d.rule().version())
+            .put("effect", d.effect().key()).put("matched", matched).put("source", d.rule().source()));
+  }
+
+  /** The one line a chat gets instead of a card. */
+  private static String ruleLine(Pending p, JsonObject ruled) {
+    JsonObject rule = ruled.getJsonObject("rule");
+    boolean allowed = "allow".equals(rule.getString("effect"));
+    String title = p.reg.toolCall().getString("title", "a tool call");
+    return (allowed ? "\u2705 Allowed" : "\u26d4 Refused") + " by rule " + rule.getString("ruleId") + ": \u201c"
+        + title + "\u201d." + ("grant".equals(rule.getString("source")) ? " To take it back: /revoke "
+        + rule.getString("ruleId") : "");
+  }
+
+  private void writeRule(io.switchboard.rules.Rule rule) {
+    bus.request(Addresses.STORE_RULES_APPEND, new JsonObject().put("rule", rule.toJson())).onFailure(err -> {
+      // Not kept: it must not go on answering as if it were.
+      log.error("rule {} could not be written ({}); it is dropped", rule.ref(), err.getMessage());
+      if (book.get(rule.id()) != null && book.get(rule.id()).version() == rule.version()) {
+        book.put(rule.revoked(clock.now(), "not-recorded"));
+      }
+    });
+  }
+
+  /** {@code {ruleId, by}}: a grant taken back, from the next request on; config rules change in the config. */
+  private void revokeRule(Message<JsonObject> message) {
+    JsonObject b = message.body() == null ? new JsonObject() : message.body();
+    String id = stringField(b, "ruleId");
+    String by = stringField(b, "by");
+    io.switchboard.rules.Rule rule = id == null ? null : book.get(id);
+    if (rule == null) {
+      ErrorCode.UNKNOWN_REQUEST.fail(message, "no rule " + id);
+      return;
+    }
+    if (!"grant".equals(rule.source())) {
+      ErrorCode.BAD_REQUEST.fail(message, "rule " + id + " comes from the config (" + rule.source() + "): change it "
+          + "there, then restart");
+      return;
+    }
+    if (rule.revokedAt() != null) {
+      message.reply(rule.toJson());
+      return;
+    }
+    io.switchboard.rules.Rule revoked = rule.revoked(clock.now(), by == null ? "someone" : by);
+    book.put(revoked); // the very next request no longer sees it
+    bus.request(Addresses.STORE_RULES_APPEND, new JsonObject().put("rule", revoked.toJson()))
+        .onSuccess(x -> {
+          log.info("rule {} revoked by {}", id, revoked.revokedBy());
+          message.reply(revoked.toJson());
+        })
+        .onFailure(err -> {
+          log.error("the revocation of rule {} could not be written ({}); it is revoked until the next start", id,
+              err.getMessage());
+          ErrorCode.STORE_FAILED.fail(message, "the revocation could not be written: " + err.getMessage()
+              + " (it holds until the gateway restarts)");
+        });
   }
 
   // ---- attention: one timer for the earliest step of every plan ----

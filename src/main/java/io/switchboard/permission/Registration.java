@@ -14,7 +14,7 @@ import java.util.Set;
  */
 record Registration(String threadId, String sessionId, String agentId, String generation, String toolCallId,
                     String toolCallJson, String optionsJson, List<String> eligible, String startedBy,
-                    String projectId) {
+                    String projectId, String cwd) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
 
@@ -36,6 +36,10 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     Object project = body.getValue("projectId");
     if (project != null && !(project instanceof String)) {
       throw new IllegalArgumentException("projectId must be a string");
+    }
+    Object cwd = body.getValue("cwd");
+    if (cwd != null && !(cwd instanceof String c && c.startsWith("/"))) {
+      throw new IllegalArgumentException("cwd must be an absolute path");
     }
     Object startedBy = body.getValue("startedBy");
     if (startedBy != null && !(startedBy instanceof String)) {
@@ -82,7 +86,7 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     // not as trees of maps (several KiB); they are decoded when a card is made or an answer checked.
     return new Registration(threadId, sessionId, (String) agent, (String) generation, id, toolCall.encode(),
         options.encode(), List.copyOf(eligible), (String) startedBy,
-        project == null || ((String) project).isEmpty() ? null : (String) project);
+        project == null || ((String) project).isEmpty() ? null : (String) project, (String) cwd);
   }
 
   /** The tool call as the agent sent it (a new copy each time). */

@@ -25,8 +25,8 @@ final class ChatInbound {
   private static final Logger log = PluginSupervisor.log;
   private static final String HELP = "Commands: /new starts a new conversation (/new <project> in a project), "
       + "/projects lists the projects, /diff sums up the conversation's changes, /merge merges them into their base "
-      + "branch, /stop stops the agent's current turn, /status shows this chat's thread and agent, /help shows "
-      + "this text.";
+      + "branch, /stop stops the agent's current turn, /status shows this chat's thread and agent, /rules lists the "
+      + "rules that answer for you, /revoke <id> takes a grant back, /help shows this text.";
 
   private final PluginSupervisor plugin;
   private final OutboxDelivery outbox;
@@ -302,10 +302,52 @@ final class ChatInbound {
             .compose(text -> outbox.say(r, text))
             .map(x -> new JsonObject().put("stopReason", "end_turn"));
       }
+      case "/rules" -> {
+        return room.ask(Addresses.STORE_RULES_LIST, new JsonObject()).map(ChatInbound::ruleList)
+            .recover(err -> Future.succeededFuture("The rules cannot be read now: " + err.getMessage()))
+            .compose(text -> outbox.say(r, text)).map(x -> new JsonObject().put("stopReason", "end_turn"));
+      }
+      case "/revoke" -> {
+        if (argument.isEmpty()) {
+          reply = "Send /revoke <id>: /rules lists the ids.";
+          break;
+        }
+        // Taking a grant back only brings cards back: anyone who may use this chat may do it.
+        return room.ask(Addresses.PERMISSION_RULES_REVOKE, new JsonObject().put("ruleId", argument)
+                .put("by", in.senderId() + " on " + r.surface()))
+            .map(rule -> "Revoked " + argument + " (" + rule.getString("words") + "): the next such request asks again.")
+            .recover(err -> Future.succeededFuture("Not revoked: " + err.getMessage()))
+            .compose(text -> outbox.say(r, text)).map(x -> new JsonObject().put("stopReason", "end_turn"));
+      }
       case "/help" -> reply = HELP;
       default -> reply = "Unknown command " + command + ". " + HELP;
     }
     return outbox.say(r, reply).map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
+  /** /rules: each rule in force, what it does, how often it answered, and how to take a grant back. */
+  static String ruleList(JsonObject reply) {
+    long now = System.currentTimeMillis();
+    List<JsonObject> rules = reply.getJsonArray("rules").stream().map(o -> (JsonObject) o)
+        .filter(r -> r.getValue("revokedAt") == null && (r.getLong("expiresAt") == null || r.getLong("expiresAt") > now))
+        .toList();
+    if (rules.isEmpty()) {
+      return "No rules: every request the agent makes is a card for a person.";
+    }
+    StringBuilder out = new StringBuilder("Rules in force (the strictest matching one decides; anything else asks):");
+    int shown = 0;
+    for (JsonObject r : rules) {
+      if (++shown > 20) {
+        out.append("\n\u2026 and ").append(rules.size() - 20).append(" more: the web chat's Rules view lists all.");
+        break;
+      }
+      io.switchboard.rules.Rule rule = io.switchboard.rules.Rule.fromJson(r);
+      out.append("\n\u2022 ").append(r.getString("ruleId")).append(": ").append(rule.effect().key()).append(' ')
+          .append(rule.match().words()).append(", ").append(rule.scope().words()).append(" \u2014 used ")
+          .append(r.getLong("uses", 0L)).append(r.getLong("uses", 0L) == 1 ? " time" : " times")
+          .append("grant".equals(r.getString("source")) ? " (/revoke " + r.getString("ruleId") + ")" : " (config)");
+    }
+    return out.toString();
   }
 
   /** /projects: the configured projects, and how to start in one. */

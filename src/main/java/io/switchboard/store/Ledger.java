@@ -50,6 +50,8 @@ final class Ledger {
     String attention = b.getJsonObject("attention", new JsonObject()).encode();
     // The first push goes with the card, unless quiet hours hold it back (then it is a step of its own).
     boolean push = b.getBoolean("pushNow", false);
+    // Answered by a rule: each chat gets this line instead of a card (the request ends at once).
+    String auto = b.getString("auto");
     return conn -> {
       String digest = LedgerChain.digest(toolCall, options);
       update(conn, """
@@ -65,11 +67,16 @@ final class Ledger {
       for (Object surface : new JsonArray(eligible)) {
         String[] im = Outbox.imSurface((String) surface);
         if (im != null) {
-          Outbox.insert(conn, ids, im[0], im[1], "card", id, card, at);
+          if (auto != null) {
+            Outbox.insert(conn, ids, im[0], im[1], "system", id, new JsonObject().put("text", auto)
+                .put("threadId", threadId), at);
+          } else {
+            Outbox.insert(conn, ids, im[0], im[1], "card", id, card, at);
+          }
           touched.add(im[0]);
         }
       }
-      if (push && pushToDevices(conn, id, "card", card, at) > 0) {
+      if (push && auto == null && pushToDevices(conn, id, "card", card, at) > 0) {
         insertEvent(conn, id, at, "pushed", null, null, null, null);
         touched.add(Outbox.PUSH);
       }

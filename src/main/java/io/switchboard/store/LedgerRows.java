@@ -84,6 +84,15 @@ final class LedgerRows {
           .put("optionId", row.text("option_id"))
           .put("kind", row.text("option_kind"))
           .put("answeredBy", answeredBy));
+      if ("rule".equals(row.text("answered_surface"))) {
+        // Which rule (id@version) answered, and what of the request it matched.
+        String ref = row.text("answered_user");
+        int at = ref == null ? -1 : ref.lastIndexOf('@');
+        json.getJsonObject("outcome").put("rule", new JsonObject()
+            .put("ruleId", at < 0 ? ref : ref.substring(0, at))
+            .put("version", at < 0 ? null : Integer.valueOf(ref.substring(at + 1)))
+            .put("matched", row.text("reason") == null ? null : row.text("reason").replaceFirst("^matched ", "")));
+      }
       String answerKey = row.textIfAny("answer_key");
       if (answerKey != null) {
         json.put("answerKey", answerKey);

@@ -241,5 +241,25 @@ final class Migrations {
             details         INTEGER NOT NULL,
             created_at      INTEGER NOT NULL,
             user_agent      TEXT
-          )"""));
+          )"""),
+      // 12: rules that answer for the person (docs/architecture.md, "Rules"): append-only, one row per
+      // version of a rule (a revocation is a new version); what a rule decided is on the ledger's rows
+      List.of(
+          """
+          CREATE TABLE permission_rule (
+            rule_id    TEXT NOT NULL,
+            version    INTEGER NOT NULL,
+            effect     TEXT NOT NULL CHECK (effect IN ('allow', 'ask', 'deny')),
+            match      TEXT NOT NULL,
+            scope      TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            created_by TEXT,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            revoked_at INTEGER,
+            revoked_by TEXT,
+            note       TEXT,
+            PRIMARY KEY (rule_id, version)
+          )""",
+          "CREATE INDEX permission_request_by_decider ON permission_request (answered_surface, answered_user)"));
 }

@@ -46,4 +46,12 @@ final class Sql {
     }
     return s;
   }
+
+  /** An object field of a request body; an IllegalArgumentException (a bad request) otherwise. */
+  static JsonObject requiredObject(JsonObject body, String field) {
+    if (!(body.getValue(field) instanceof JsonObject o)) {
+      throw new IllegalArgumentException(field + " must be an object");
+    }
+    return o;
+  }
 }

@@ -56,7 +56,8 @@ public final class StoreRoom extends VerticleBase {
           new PoolOptions().setMaxSize(2).setName("switchboard-store-readers-" + deploymentID()));
       var bus = vertx.eventBus();
       routes(new Ledger(readers, chainHead), new Outbox(readers), new Threads(readers), new Transcripts(readers),
-          new WebSessions(readers), new PluginChats(readers), new PushSubscriptions(readers), new Health())
+          new WebSessions(readers), new PluginChats(readers), new PushSubscriptions(readers), new Rules(readers),
+          new Health())
           .forEach((address, handler) -> scope.serve(bus, address, handler));
     });
   }
@@ -65,7 +66,7 @@ public final class StoreRoom extends VerticleBase {
   private Map<String, Handler<Message<JsonObject>>> routes(Ledger ledger, Outbox outbox, Threads threads,
                                                            Transcripts transcripts, WebSessions webSessions,
                                                            PluginChats chats, PushSubscriptions push,
-                                                           Health health) {
+                                                           Rules rules, Health health) {
     return Map.ofEntries(
         Map.entry(Addresses.STORE_LEDGER_APPEND, write(ledger::append)),
         Map.entry(Addresses.STORE_LEDGER_END, write(ledger::end)),
@@ -75,6 +76,9 @@ public final class StoreRoom extends VerticleBase {
         Map.entry(Addresses.STORE_PUSH_UNSUBSCRIBE, write(push::unsubscribe)),
         Map.entry(Addresses.STORE_PUSH_LIST, read(push::list)),
         Map.entry(Addresses.STORE_PUSH_GET, read(push::get)),
+        Map.entry(Addresses.STORE_RULES_APPEND, write(rules::append)),
+        Map.entry(Addresses.STORE_RULES_SYNC, write(rules::sync)),
+        Map.entry(Addresses.STORE_RULES_LIST, read(rules::list)),
         Map.entry(Addresses.STORE_LEDGER_VOID_PENDING, write(ledger::voidPending)),
         Map.entry(Addresses.STORE_LEDGER_GET, read(ledger::get)),
         Map.entry(Addresses.STORE_LEDGER_LIST, read(ledger::list)),

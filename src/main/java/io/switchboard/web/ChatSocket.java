@@ -147,6 +147,8 @@ final class ChatSocket {
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         case "push_subscribe" -> pushSubscribe(f);
+        case "rules" -> rules(f);
+        case "revoke_rule" -> revokeRule(f);
         case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
         case "sessions" -> sessions(f);
@@ -265,6 +267,11 @@ final class ChatSocket {
             JsonObject row = o instanceof JsonObject j ? j : new JsonObject((java.util.Map<String, Object>) o);
             if ("pending".equals(row.getString("state")) || row.getLong("endedAt") == null) {
               continue; // the permission room sends those, answerable
+            }
+            if (row.getJsonObject("outcome", new JsonObject()).getValue("rule") instanceof JsonObject) {
+              send(autoFrame(threadId, row.getString("requestId"), row.getJsonObject("toolCall", new JsonObject())
+                  .getString("title"), row.getJsonObject("outcome"), row.getLong("endedAt")));
+              continue;
             }
             send(cardFrame(row));
             send(new JsonObject().put("type", "permission_resolved").put("threadId", threadId)
@@ -402,9 +409,36 @@ final class ChatSocket {
   private void answer(JsonObject f) throws BadFrame {
     String requestId = text(f, "requestId");
     String optionId = text(f, "optionId");
+    if (f.getValue("grant") != null && !(f.getValue("grant") instanceof JsonObject)) {
+      throw new BadFrame("\"grant\" must be {reach, life, command?}");
+    }
+    // With a grant, an "always" stays the gateway's (a rule it can revoke); the room checks the grant.
     room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
-            .put("optionId", optionId).put("surface", WebRoom.SURFACE))
+            .put("optionId", optionId).put("surface", WebRoom.SURFACE).put("grant", f.getValue("grant")))
         .onFailure(err -> fail(err, requestId, null));
+  }
+
+  /** Every rule and grant, with its use, for the Rules view. */
+  private void rules(JsonObject f) throws BadFrame {
+    Object ref = clientRef(f);
+    room.ask(Addresses.STORE_RULES_LIST, new JsonObject())
+        .onSuccess(reply -> {
+          JsonArray rules = new JsonArray();
+          for (Object o : reply.getJsonArray("rules")) {
+            JsonObject r = (JsonObject) o;
+            rules.add(r.copy().put("words", io.switchboard.rules.Rule.fromJson(r).toJson().getString("words")));
+          }
+          send(new JsonObject().put("type", "rules").put("rules", rules).put("clientRef", ref));
+        })
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  private void revokeRule(JsonObject f) throws BadFrame {
+    String ruleId = text(f, "ruleId");
+    Object ref = clientRef(f);
+    room.ask(Addresses.PERMISSION_RULES_REVOKE, new JsonObject().put("ruleId", ruleId).put("by", "web"))
+        .onSuccess(rule -> send(new JsonObject().put("type", "rule_revoked").put("rule", rule).put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
   }
 
   /** This device wants pushes: its browser's subscription, and whether a lock screen may show the tool call. */
@@ -491,11 +525,21 @@ final class ChatSocket {
   }
 
   void resolved(JsonObject fact) {
+    JsonObject outcome = fact.getJsonObject("outcome");
     deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
         .put("key", "resolved " + fact.getString("requestId"))
-        .put("body", new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
-            .put("requestId", fact.getString("requestId")).put("outcome", fact.getJsonObject("outcome"))
+        .put("body", outcome.getValue("rule") instanceof JsonObject ? autoFrame(fact.getString("threadId"),
+            fact.getString("requestId"), fact.getString("title"), outcome, fact.getLong("endedAt"))
+            : new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
+            .put("requestId", fact.getString("requestId")).put("outcome", outcome)
             .put("endedAt", Instant.ofEpochMilli(fact.getLong("endedAt")).toString())));
+  }
+
+  /** A request a rule answered: never a card, one line saying which rule (and the way to take a grant back). */
+  static JsonObject autoFrame(String threadId, String requestId, String title, JsonObject outcome, long endedAt) {
+    return new JsonObject().put("type", "permission_auto").put("threadId", threadId).put("requestId", requestId)
+        .put("title", title).put("outcome", outcome).put("rule", outcome.getJsonObject("rule"))
+        .put("endedAt", Instant.ofEpochMilli(endedAt).toString());
   }
 
   /** Sends now, or holds while the thread's history is being replayed. */

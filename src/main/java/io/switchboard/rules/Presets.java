@@ -1,0 +1,50 @@
+package io.switchboard.rules;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Rules to start from ({@code rules: [{"preset": ...}]} in the config): reading inside the thread's
+ * own directory, secrets left out, and a short list of commands that only look.
+ */
+public final class Presets {
+  /** Secrets a read rule never covers: environment files, keys, git's own config. */
+  public static final List<String> SECRETS = List.of("**/.env*", "**/*.pem", "**/*.key", "**/id_*", "**/.git/config",
+      "**/.git/credentials", "**/.netrc", "**/.npmrc", "**/.pypirc");
+
+  /** Commands that read and change nothing. */
+  public static final List<List<String>> SAFE_COMMANDS = List.of(List.of("git", "status"), List.of("git", "diff"),
+      List.of("git", "log"), List.of("git", "show"), List.of("ls"), List.of("pwd"));
+
+  /** Words that make those commands write or run something: {@code --output=f}, an external diff, {@code -c x=y}. */
+  public static final List<String> WRITING_WORDS = List.of("--output*", "-o", "--ext-diff", "--textconv", "-c",
+      "--exec*", "--upload-pack*", "--config*");
+
+  private Presets() {}
+
+  /** The rules of preset {@code name}; {@code testCommand} (may be empty) joins the safe commands. */
+  public static List<Rule> of(String name, List<String> testCommand) {
+    return switch (name) {
+      case "readWorktree" -> List.of(new Rule("preset.readWorktree", 1, Rule.Effect.ALLOW,
+          new Rule.Match(null, null, List.of("read", "search"), null, null, List.of("**"), SECRETS, null),
+          Rule.Scope.EVERYWHERE, "preset", "config", 0, null, null, null,
+          "reads and searches inside the thread's own directory, secrets excepted"));
+      case "safeCommands" -> {
+        List<Rule> rules = new ArrayList<>();
+        List<List<String>> commands = new ArrayList<>(SAFE_COMMANDS);
+        if (!testCommand.isEmpty()) {
+          commands.add(testCommand);
+        }
+        for (List<String> c : commands) {
+          rules.add(new Rule("preset.safeCommands." + String.join("-", c).replaceAll("[^A-Za-z0-9_.-]", "_"), 1,
+              Rule.Effect.ALLOW, new Rule.Match(null, null, List.of("execute"), null, c, WRITING_WORDS, null, null,
+                  null),
+              Rule.Scope.EVERYWHERE, "preset", "config", 0, null, null, null, "a command that only looks"));
+        }
+        yield rules;
+      }
+      default -> throw new IllegalArgumentException("preset: unknown \"" + name + "\" (known: readWorktree, "
+          + "safeCommands)");
+    };
+  }
+}

@@ -1,0 +1,154 @@
+package io.switchboard.rules;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What a rule may look at in a permission request, read conservatively from the agent's tool call
+ * (which the agent writes, so it is not trusted): the kind, the title, the command as words (null
+ * when there is none, or it is not one plain command), the paths it names resolved against the
+ * thread's directory (symbolic links and {@code ..} followed, so a link out of the worktree is
+ * outside it), and the hosts of the URLs it fetches.
+ *
+ * @param paths each path as {@code inside} (relative to the thread's directory, '/'-separated) or
+ *              absolute when outside it; null when a path could not be resolved (nothing that needs
+ *              paths may match then)
+ */
+public record ToolFacts(String agentId, String projectId, String threadId, String kind, String title,
+                        List<String> command, List<ResolvedPath> paths, List<String> domains) {
+
+  /** A path the tool call names: its resolved absolute form and whether it is inside the thread's directory. */
+  public record ResolvedPath(String absolute, String inside) {}
+
+  private static final List<String> SHELLS = List.of("sh", "bash", "zsh", "dash", "/bin/sh", "/bin/bash",
+      "/usr/bin/bash", "/bin/zsh", "/usr/bin/zsh");
+  private static final List<String> PATH_KEYS = List.of("file_path", "path", "notebook_path", "abs_path", "filePath",
+      "absolute_path");
+
+  /** Reads the facts of {@code toolCall}; {@code cwd} is the thread's directory (null: none known). */
+  public static ToolFacts of(String agentId, String projectId, String threadId, JsonObject toolCall, Path cwd) {
+    JsonObject raw = toolCall.getValue("rawInput") instanceof JsonObject o ? o : new JsonObject();
+    return new ToolFacts(agentId, projectId, threadId, text(toolCall.getValue("kind")),
+        text(toolCall.getValue("title")), command(raw.getValue("command")), paths(toolCall, raw, cwd), domains(raw));
+  }
+
+  private static String text(Object v) {
+    return v instanceof String s && !s.isEmpty() ? s : null;
+  }
+
+  /** A string is split as a shell would (plain commands only); an argv array is taken as is, unless it runs a shell. */
+  static List<String> command(Object value) {
+    if (value instanceof String s) {
+      return ShellWords.split(s);
+    }
+    if (!(value instanceof JsonArray a) || a.isEmpty()) {
+      return null;
+    }
+    List<String> argv = new ArrayList<>();
+    for (Object o : a) {
+      if (!(o instanceof String s)) {
+        return null;
+      }
+      argv.add(s);
+    }
+    if (SHELLS.contains(argv.get(0))) {
+      // ["bash", "-lc", "git status"]: what runs is the script, read like a command line.
+      if (argv.size() == 3 && (argv.get(1).equals("-c") || argv.get(1).equals("-lc"))) {
+        return ShellWords.split(argv.get(2));
+      }
+      return null;
+    }
+    for (String word : argv) {
+      if (word.indexOf('\n') >= 0 || word.indexOf('\r') >= 0) {
+        return null;
+      }
+    }
+    return argv;
+  }
+
+  private static List<ResolvedPath> paths(JsonObject toolCall, JsonObject raw, Path cwd) {
+    Set<String> named = new LinkedHashSet<>();
+    if (toolCall.getValue("locations") instanceof JsonArray locations) {
+      for (Object o : locations) {
+        if (o instanceof JsonObject l && l.getValue("path") instanceof String p) {
+          named.add(p);
+        }
+      }
+    }
+    for (String key : PATH_KEYS) {
+      if (raw.getValue(key) instanceof String p) {
+        named.add(p);
+      }
+    }
+    List<ResolvedPath> out = new ArrayList<>();
+    for (String p : named) {
+      ResolvedPath r = resolve(p, cwd);
+      if (r == null) {
+        return null;
+      }
+      out.add(r);
+    }
+    return out;
+  }
+
+  /** Symbolic links and {@code ..} followed as far as the path exists; null when it cannot be read. */
+  static ResolvedPath resolve(String named, Path cwd) {
+    try {
+      Path p = Path.of(named);
+      if (!p.isAbsolute()) {
+        if (cwd == null) {
+          return null;
+        }
+        p = cwd.resolve(p);
+      }
+      Path real = realPath(p.normalize());
+      Path root = cwd == null ? null : realPath(cwd.toAbsolutePath().normalize());
+      String inside = root != null && real.startsWith(root) ? root.relativize(real).toString() : null;
+      return new ResolvedPath(real.toString(), inside == null ? null : inside.isEmpty() ? "." : inside);
+    } catch (InvalidPathException | IOException e) {
+      return null;
+    }
+  }
+
+  /** The real path of the longest part that exists, with the rest appended. */
+  private static Path realPath(Path p) throws IOException {
+    Path existing = p;
+    Path rest = null;
+    while (existing != null && !Files.exists(existing, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      rest = rest == null ? existing.getFileName() : existing.getFileName().resolve(rest);
+      existing = existing.getParent();
+    }
+    if (existing == null) {
+      return p;
+    }
+    Path real = existing.toRealPath();
+    return rest == null ? real : real.resolve(rest).normalize();
+  }
+
+  private static List<String> domains(JsonObject raw) {
+    List<String> out = new ArrayList<>();
+    for (String key : List.of("url", "uri")) {
+      if (raw.getValue(key) instanceof String u) {
+        try {
+          URI uri = new URI(u);
+          if (uri.getHost() == null || !("https".equals(uri.getScheme()) || "http".equals(uri.getScheme()))) {
+            return null;
+          }
+          out.add(uri.getHost().toLowerCase(java.util.Locale.ROOT));
+        } catch (java.net.URISyntaxException e) {
+          return null;
+        }
+      }
+    }
+    return out;
+  }
+}
