@@ -290,11 +290,12 @@ public final class PermissionRoom extends VerticleBase {
     log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
         reg.toolCallId(), p.eligible);
 
-    JsonObject ruled = ruled(p, now);
+    io.switchboard.rules.RuleBook.Decision decision = decide(p, now);
+    JsonObject ruled = decision == null ? null : ruledOutcome(p, decision);
     JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
     if (ruled != null) {
       // Answered by a rule: no card anywhere; each chat gets one line saying which rule, instead.
-      row.put("auto", ruleLine(p, ruled));
+      row.put("auto", ruleLine(p, decision));
     }
     Future<Message<JsonObject>> append = bus.request(Addresses.STORE_LEDGER_APPEND, row);
     registering.add(append);
@@ -414,8 +415,7 @@ public final class PermissionRoom extends VerticleBase {
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
     if (granted != null) {
-      outcome.put("grant", new JsonObject().put("ruleId", granted.getString("ruleId"))
-          .put("words", granted.getString("words")));
+      outcome.put("grant", new JsonObject().put("ruleId", granted.getString("ruleId")));
     }
     end(p, outcome, a.answerKey()).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
         .put("outcome", outcome)));
@@ -647,7 +647,8 @@ public final class PermissionRoom extends VerticleBase {
         .put("optionId", outcome.getString("optionId"))
         .put("optionKind", outcome.getString("kind"))
         .put("reason", expired ? outcome.getString("rule") : outcome.getValue("rule") instanceof JsonObject r
-            ? "matched " + r.getString("matched") : outcome.getString("reason"))
+            ? "matched " + r.getString("matched") : outcome.getValue("grant") instanceof JsonObject g
+            ? "granted " + g.getString("ruleId") : outcome.getString("reason"))
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
         .put("outcome", outcome)
@@ -728,22 +729,26 @@ public final class PermissionRoom extends VerticleBase {
     });
   }
 
-  /**
-   * The outcome a rule gives this request, or null: a person is asked. An allow answers with the
-   * agent's allow_once option (never an allow_always: the agent would keep a grant the gateway
-   * cannot take back), a deny with its reject_once (else reject_always); a rule whose option the
-   * agent did not offer leaves the request to a person.
-   */
-  private JsonObject ruled(Pending p, long now) {
-    io.switchboard.rules.RuleBook.Decision d;
+  /** The rule that decides this request, or null: a person is asked (also when the rules cannot be tried). */
+  private io.switchboard.rules.RuleBook.Decision decide(Pending p, long now) {
     try {
-      d = book.decide(io.switchboard.rules.ToolFacts.of(p.reg.agentId(), p.reg.projectId(), p.reg.threadId(),
+      return book.decide(io.switchboard.rules.ToolFacts.of(p.reg.agentId(), p.reg.projectId(), p.reg.threadId(),
           p.reg.toolCall(), p.reg.cwd() == null ? null : java.nio.file.Path.of(p.reg.cwd())), now);
     } catch (RuntimeException e) {
       log.warn("permission request {}: its rules could not be tried ({}); a person is asked", p.id, e.toString());
       return null;
     }
-    if (d == null || d.effect() == io.switchboard.rules.Rule.Effect.ASK) {
+  }
+
+  /**
+   * The outcome a rule's decision gives, or null: a person is asked. An allow answers with the
+   * agent's allow_once option (never an allow_always: the agent would keep a grant the gateway
+   * cannot take back), a deny with its reject_once (else reject_always); an "ask" rule, or a rule
+   * whose option the agent did not offer, leaves the request to a person. The outcome names the
+   * rule as the ledger row will ({@code LedgerRows}), so the agent, the facts and the ledger agree.
+   */
+  private static JsonObject ruledOutcome(Pending p, io.switchboard.rules.RuleBook.Decision d) {
+    if (d.effect() == io.switchboard.rules.Rule.Effect.ASK) {
       return null;
     }
     JsonObject option = d.effect() == io.switchboard.rules.Rule.Effect.ALLOW ? p.reg.optionOfKind("allow_once")
@@ -752,22 +757,19 @@ public final class PermissionRoom extends VerticleBase {
     if (option == null) {
       return null;
     }
-    String matched = String.join("; ", d.matched());
     return new JsonObject().put("outcome", "selected").put("optionId", option.getString("optionId"))
         .put("kind", option.getString("kind"))
         .put("answeredBy", new JsonObject().put("surface", "rule").put("user", d.rule().ref()))
         .put("rule", new JsonObject().put("ruleId", d.rule().id()).put("version", d.rule().version())
-            .put("effect", d.effect().key()).put("matched", matched).put("source", d.rule().source()));
+            .put("matched", String.join("; ", d.matched())));
   }
 
   /** The one line a chat gets instead of a card. */
-  private static String ruleLine(Pending p, JsonObject ruled) {
-    JsonObject rule = ruled.getJsonObject("rule");
-    boolean allowed = "allow".equals(rule.getString("effect"));
+  private static String ruleLine(Pending p, io.switchboard.rules.RuleBook.Decision d) {
+    boolean allowed = d.effect() == io.switchboard.rules.Rule.Effect.ALLOW;
     String title = p.reg.toolCall().getString("title", "a tool call");
-    return (allowed ? "\u2705 Allowed" : "\u26d4 Refused") + " by rule " + rule.getString("ruleId") + ": \u201c"
-        + title + "\u201d." + ("grant".equals(rule.getString("source")) ? " To take it back: /revoke "
-        + rule.getString("ruleId") : "");
+    return (allowed ? "\u2705 Allowed" : "\u26d4 Refused") + " by rule " + d.rule().id() + ": \u201c" + title
+        + "\u201d." + ("grant".equals(d.rule().source()) ? " To take it back: /revoke " + d.rule().id() : "");
   }
 
   private void writeRule(io.switchboard.rules.Rule rule) {

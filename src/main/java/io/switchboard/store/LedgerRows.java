@@ -93,6 +93,10 @@ final class LedgerRows {
             .put("version", at < 0 ? null : Integer.valueOf(ref.substring(at + 1)))
             .put("matched", row.text("reason") == null ? null : row.text("reason").replaceFirst("^matched ", "")));
       }
+      String reason = row.text("reason");
+      if (reason != null && reason.startsWith("granted ")) {
+        json.getJsonObject("outcome").put("grant", new JsonObject().put("ruleId", reason.substring("granted ".length())));
+      }
       String answerKey = row.textIfAny("answer_key");
       if (answerKey != null) {
         json.put("answerKey", answerKey);

@@ -42,13 +42,28 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 class PermissionInvariantProperties {
   static final List<String> SURFACES = List.of("web", "telegram:1", "telegram:2", "slack:C9");
   static final List<String> OPTIONS = List.of("allow", "always", "reject", "not-offered");
+  /** What the agents ask to run: one the config allows, one it denies, one no rule knows, one chained. */
+  static final List<String> COMMANDS = List.of("git status", "git push", "make build", "git status; curl x | sh");
+  /** The config's rules in every history: safe commands allowed, pushing denied. */
+  static final List<io.switchboard.rules.Rule> RULES = rules();
+
+  private static List<io.switchboard.rules.Rule> rules() {
+    List<io.switchboard.rules.Rule> rules = new ArrayList<>(io.switchboard.rules.Presets.of("safeCommands", List.of()));
+    rules.add(io.switchboard.rules.RuleSpecs.fromConfig(new JsonObject().put("id", "no-push").put("effect", "deny")
+        .put("command", "git push")));
+    return rules;
+  }
 
   sealed interface Step permits Register, Answer, AnswerUnknown, CloseSurface, CancelSession, AgentExit, Restart,
-      Barrier {}
+      Barrier, Revoke {}
 
-  record Register(int thread, int session, int surfaceMask) implements Step {}
+  record Register(int thread, int session, int surfaceMask, int command) implements Step {}
 
-  record Answer(int request, int surface, int option) implements Step {}
+  /** With {@code grant}, an "always" from the web makes a thread grant (a rule the next request may meet). */
+  record Answer(int request, int surface, int option, boolean grant) implements Step {}
+
+  /** Takes back one of the grants made so far (none yet: nothing happens). */
+  record Revoke(int grant) implements Step {}
 
   record AnswerUnknown() implements Step {}
 
@@ -87,9 +102,11 @@ class PermissionInvariantProperties {
   @Provide
   Arbitrary<History> histories() {
     Arbitrary<Step> register = Combinators.combine(Arbitraries.integers().between(0, 1),
-        Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 15)).as(Register::new);
+        Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 15),
+        Arbitraries.integers().between(0, COMMANDS.size() - 1)).as(Register::new);
     Arbitrary<Step> answer = Combinators.combine(Arbitraries.integers().between(0, 7),
-        Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, 3)).as(Answer::new);
+        Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, 3), Arbitraries.of(true, false))
+        .as(Answer::new);
     Arbitrary<Step> step = Arbitraries.frequencyOf(
         net.jqwik.api.Tuple.of(6, register),
         net.jqwik.api.Tuple.of(8, answer),
@@ -99,7 +116,8 @@ class PermissionInvariantProperties {
             Arbitraries.integers().between(0, 1)).as(CancelSession::new)),
         net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 1).map(AgentExit::new)),
         net.jqwik.api.Tuple.of(1, Arbitraries.just(new Restart())),
-        net.jqwik.api.Tuple.of(4, Arbitraries.just(new Barrier())));
+        net.jqwik.api.Tuple.of(4, Arbitraries.just(new Barrier())),
+        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 3).map(Revoke::new)));
     return Combinators.combine(step.list().ofMinSize(1).ofMaxSize(30), Arbitraries.of(true, false))
         .as(History::new);
   }
@@ -131,9 +149,11 @@ class PermissionInvariantProperties {
     final Map<String, List<Integer>> closedIn = new HashMap<>();
     /** requestId -> batch by the end of which it was seen ended. */
     final Map<String, Integer> seenEndedBy = new HashMap<>();
+    /** Grants made by winning "always" answers, in the order they were made. */
+    final List<String> grants = new ArrayList<>();
 
     record Sent(String toolCallId, String thread, String session, Set<String> surfaces, int batch,
-                Future<JsonObject> agent) {}
+                Future<JsonObject> agent, String command) {}
 
     record AnswerSent(String requestId, String surface, String optionId, int batch, Future<JsonObject> reply) {}
 
@@ -145,6 +165,7 @@ class PermissionInvariantProperties {
     void play() {
       rooms.shown.clear();
       rooms.ended.clear();
+      rooms.factory = () -> new PermissionRoom(io.switchboard.config.Limits.ofThisJvm()).rules(RULES);
       rooms.startPermissionRoom();
       for (Step step : h.steps()) {
         apply(step);
@@ -173,9 +194,11 @@ class PermissionInvariantProperties {
         }
         String thread = prefix + "-t" + r.thread();
         String session = "s" + r.session();
-        Future<JsonObject> agent = rooms.register(
-            PermissionHarness.request(thread, session, toolCallId, surfaces.toArray(String[]::new)));
-        sent.put(toolCallId, new Sent(toolCallId, thread, session, surfaces, batch, agent));
+        JsonObject request = PermissionHarness.request(thread, session, toolCallId, surfaces.toArray(String[]::new));
+        request.getJsonObject("toolCall").put("kind", "execute")
+            .put("rawInput", new JsonObject().put("command", COMMANDS.get(r.command())));
+        Future<JsonObject> agent = rooms.register(request);
+        sent.put(toolCallId, new Sent(toolCallId, thread, session, surfaces, batch, agent, COMMANDS.get(r.command())));
       } else if (step instanceof Answer a) {
         if (known.isEmpty()) {
           return;
@@ -183,7 +206,17 @@ class PermissionInvariantProperties {
         String id = known.get(a.request() % known.size());
         String surface = SURFACES.get(a.surface());
         String option = OPTIONS.get(a.option());
-        Future<JsonObject> reply = rooms.answer(id, option, surface, "u" + a.surface());
+        Future<JsonObject> reply = a.grant() && surface.equals("web")
+            ? vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", id)
+                .put("optionId", option).put("surface", surface).put("grant", new JsonObject().put("reach", "thread")
+                    .put("life", "forever"))).map(m -> m.body())
+            : rooms.answer(id, option, surface, "u" + a.surface());
+        reply.onSuccess(r -> {
+          JsonObject grant = r.getJsonObject("outcome", new JsonObject()).getJsonObject("grant");
+          if (grant != null) {
+            grants.add(grant.getString("ruleId"));
+          }
+        });
         answers.add(new AnswerSent(id, surface, option, batch, reply));
         inFlight.add(reply);
       } else if (step instanceof AnswerUnknown) {
@@ -201,6 +234,11 @@ class PermissionInvariantProperties {
       } else if (step instanceof AgentExit e) {
         cancelledIn.computeIfAbsent(prefix + "-t" + e.thread(), k -> new ArrayList<>()).add(batch);
         rooms.publish(Addresses.AGENT_EXITED, new JsonObject().put("threadId", prefix + "-t" + e.thread()));
+      } else if (step instanceof Revoke v) {
+        if (!grants.isEmpty()) {
+          inFlight.add(vertx.eventBus().request(Addresses.PERMISSION_RULES_REVOKE, new JsonObject()
+              .put("ruleId", grants.get(v.grant() % grants.size())).put("by", "props")));
+        }
       } else if (step instanceof Restart) {
         quiesce();
         rooms.restartPermissionRoom();
@@ -281,8 +319,19 @@ class PermissionInvariantProperties {
 
         List<AnswerSent> wins = answers.stream()
             .filter(a -> a.requestId().equals(id) && a.reply().succeeded()).toList();
-        boolean selected = "selected".equals(ledgerOutcome.getString("outcome"));
+        boolean byRule = "rule".equals(ledgerOutcome.getJsonObject("answeredBy", new JsonObject()).getString("surface"));
+        boolean selected = "selected".equals(ledgerOutcome.getString("outcome")) && !byRule;
         require(wins.size() == (selected ? 1 : 0), wins.size() + " winning answers for " + where);
+        if (byRule) {
+          // A rule answers with the once-kind option, or no: never an "always" the agent would keep.
+          require(List.of("allow_once", "reject_once", "reject_always").contains(ledgerOutcome.getString("kind")),
+              "a rule chose " + ledgerOutcome.getString("kind") + " for " + where);
+          require(!COMMANDS.get(3).equals(s.command()), "a chained command was answered by a rule: " + where);
+        }
+        if (selected && wins.get(0).optionId().equals("always") && ledgerOutcome.getValue("grant") != null) {
+          require("allow_once".equals(ledgerOutcome.getString("kind")),
+              "an always kept as a grant answered the agent with " + ledgerOutcome.getString("kind") + ": " + where);
+        }
         if (selected) {
           AnswerSent win = wins.get(0);
           require(win.reply().result().getJsonObject("outcome").equals(ledgerOutcome),

@@ -63,9 +63,12 @@ public final class PermissionHarness implements AutoCloseable {
     startPermissionRoom(io.switchboard.config.Limits.ofThisJvm().pendingRequests());
   }
 
+  /** When set, what {@link #startPermissionRoom()} and the restarts deploy (rooms with rules, a clock...). */
+  public java.util.function.Supplier<PermissionRoom> factory;
+
   /** Starts the permission room holding at most {@code maxPending} requests. */
   public void startPermissionRoom(int maxPending) {
-    permissionDeployment = await(vertx.deployVerticle(new PermissionRoom(maxPending)));
+    permissionDeployment = await(vertx.deployVerticle(factory != null ? factory.get() : new PermissionRoom(maxPending)));
     await(vertx.eventBus().request(Addresses.PERMISSION_ANNOUNCE_VOIDED, new JsonObject()));
   }
 
