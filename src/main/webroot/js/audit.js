@@ -13,6 +13,7 @@ export function showAudit(visible) {
   $('log').hidden = visible;
   $('composer').hidden = visible;
   if (visible) {
+    $('rules').hidden = true;
     $('plan').hidden = true;
     $('project-bar').hidden = true;
     closeChanges();

@@ -1,6 +1,7 @@
 // Permission cards: a question inside the box of the tool call it is about, its options as buttons
-// (Alt+1…Alt+9 too), its deadline counting down and its reminders, and how it ended: chosen and by
-// whom, cancelled and why, expired by a rule, or stale.
+// (Alt+1…Alt+9 too; an "always" opens the grant chooser, grant.js), its deadline counting down and
+// its reminders, and how it ended: chosen and by whom, kept as a grant, cancelled and why, expired by
+// a rule, or stale. A request a rule answered has no card: one line says so (.auto-answer).
 import { $, el, announce, flash, toast } from './dom.js';
 import { store } from './state.js';
 import { thread } from './store.js';
@@ -10,6 +11,9 @@ import { newTool, toolFor, renderToolBody } from './acp.js';
 import { agentName, answeredBy, commandOf, keysHint, reasonText, shortPath, time } from './format.js';
 import { attentionText, deadlineLine, deadlineNear, expiredText, expiryWarning, isFresh } from './countdown.js';
 import { notifyHere } from './push.js';
+import { chooserEnded, closeChooser, openChooser } from './grant.js';
+import { revokeButton } from './rulesview.js';
+import { autoAnswer } from './rules.js';
 
 export function card(f) {
   const t = thread(store.state, f.threadId);
@@ -45,20 +49,31 @@ export function card(f) {
     section.append(d);
   }
   const options = el('div', 'options');
+  const usable = (yes) => options.querySelectorAll('button').forEach((x) => { x.disabled = !yes; });
+  // Sends an answer; the buttons wait for its end (or come back if it could not go).
+  const answer = (frame) => {
+    usable(false);
+    if (!send(frame)) { usable(true); return false; }
+    if (!frame.grant) $('input').focus({ preventScroll: true }); // keep the keyboard where the person types
+    return true;
+  };
   for (const [i, o] of (f.options || []).entries()) {
     const b = el('button', o.kind, o.name);
     b.dataset.optionId = o.optionId;
     if (i < 9) b.setAttribute('aria-keyshortcuts', 'Alt+' + (i + 1));
-    // "Always" is the agent's to keep: say what it covers.
-    if (o.kind === 'allow_always') b.title = 'Allow this kind of action for the rest of this session, as the agent defines it';
+    // An "always" the agent keeps cannot be taken back: the chooser offers one the gateway keeps.
+    if (o.kind === 'allow_always') {
+      b.title = 'Choose: a rule Switchboard keeps and can revoke, or the agent remembers it for the rest of this session';
+      b.setAttribute('aria-haspopup', 'dialog');
+    }
     if (o.kind === 'reject_always') b.title = 'Refuse this kind of action for the rest of this session';
     b.addEventListener('click', () => {
-      options.querySelectorAll('button').forEach((x) => { x.disabled = true; });
-      if (!send({ type: 'permission_answer', requestId: f.requestId, optionId: o.optionId })) {
-        options.querySelectorAll('button').forEach((x) => { x.disabled = false; });
-      } else {
-        $('input').focus({ preventScroll: true }); // keep the keyboard where the person types
+      if (o.kind === 'allow_always') {
+        openChooser({ request: f, option: o, section, opener: b, answer, restore: () => usable(true) });
+        return;
       }
+      closeChooser();
+      answer({ type: 'permission_answer', requestId: f.requestId, optionId: o.optionId });
     });
     options.append(b);
   }
@@ -76,6 +91,7 @@ export function card(f) {
 }
 
 export function resolved(f) {
+  chooserEnded(f.requestId);
   const c = views.get(f.threadId)?.cards.get(f.requestId);
   if (!c) return;
   c.el.classList.remove('stale');
@@ -93,6 +109,18 @@ export function resolved(f) {
     c.section.querySelector('.options').before(note);
     c.el.classList.add('expired');
     text = f.endedAt ? 'Ended at ' + time(f.endedAt) : 'Ended';
+  } else if (o.outcome === 'selected' && o.grant && o.grant.ruleId) {
+    // "Always" kept by the gateway as a grant: the agent was answered once, and the rule can be revoked.
+    const always = c.options.find((x) => x.kind === 'allow_always');
+    const id = always ? always.optionId : o.optionId;
+    c.section.querySelector('.options button[data-option-id="' + CSS.escape(id) + '"]')?.classList.add('chosen');
+    const verdict = c.section.querySelector('.verdict');
+    verdict.classList.add('granted');
+    const kept = el('span', 'kept', 'Allowed \u2014 kept as rule ');
+    kept.append(el('code', 'rule-id', o.grant.ruleId));
+    verdict.replaceChildren(kept, revokeButton(o.grant.ruleId),
+      el('span', 'by', 'answered by ' + answeredBy(o.answeredBy) + ' at ' + time(f.endedAt)));
+    return;
   } else if (o.outcome === 'selected') {
     const chosen = c.options.find((x) => x.optionId === o.optionId);
     c.section.querySelector('.options button[data-option-id="' + CSS.escape(o.optionId) + '"]')?.classList.add('chosen');
@@ -101,6 +129,30 @@ export function resolved(f) {
     text = 'Cancelled: ' + reasonText(store.state.reasons, o.reason) + ' (' + time(f.endedAt) + ')';
   }
   c.section.querySelector('.verdict').textContent = text;
+}
+
+// A request a rule answered (permission_auto, live or in history): no card, one line in the tool
+// call's box when there is one (as a card is placed), else in the stream. A grant's line can revoke it.
+export function autoAnswered(f) {
+  const v = views.get(f.threadId);
+  if (!v || v.autos.has(f.requestId)) return;
+  const words = autoAnswer(f);
+  const line = el('div', 'auto-answer ' + (words.allowed ? 'allowed' : 'refused'));
+  line.dataset.requestId = f.requestId;
+  if (words.ruleId) line.dataset.ruleId = words.ruleId;
+  line.append(el('span', 'auto-text', words.text));
+  const endedAt = Date.parse(f.endedAt ?? '');
+  const tc = f.toolCallId ? toolFor(v, f.toolCallId, Number.isFinite(endedAt) ? endedAt : null) : null;
+  if (!tc && f.title) line.append(el('span', 'auto-title', f.title)); // no box names the tool call
+  if (words.matched) line.append(el('small', 'matched', words.matched));
+  if (words.revocable) line.append(revokeButton(words.ruleId));
+  line.title = (words.allowed ? 'Allowed' : 'Refused') + ' at ' + time(f.endedAt) + ' by rule ' + (words.ruleId || '');
+  const stick = v.log.scrollHeight - v.log.scrollTop - v.log.clientHeight < 80;
+  v.log.querySelector('.empty')?.remove();
+  (tc ? tc.el : v.log).append(line);
+  v.autos.set(f.requestId, line);
+  v.agentMsg = null;
+  if (stick && f.threadId === store.state.current && v.scrolled) v.log.scrollTop = v.log.scrollHeight;
 }
 
 // A card with a deadline: its line, "expires 14:32 · 9:41 left", and what then happens.
@@ -184,6 +236,7 @@ export function stale(f) {
   for (const [threadId, v] of views) {
     for (const [id, c] of v.cards) {
       if (!ids.has(id) || c.el.classList.contains('resolved')) continue;
+      if (f.stale) chooserEnded(id);
       c.el.classList.toggle('stale', !!f.stale);
       c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale; });
       c.section.querySelector('.verdict').textContent = f.stale

@@ -5,7 +5,9 @@ import { $, toast } from './dom.js';
 import { dispatch } from './state.js';
 import { connect, disconnect } from './socket.js';
 import { event } from './acp.js';
-import { attention, card, resolved, stale, answerNotTaken } from './cards.js';
+import { attention, autoAnswered, card, resolved, stale, answerNotTaken } from './cards.js';
+import { grantRefused } from './grant.js';
+import { ruleRevokedFrame, rulesFrame, rulesRefused } from './rulesview.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
@@ -30,6 +32,9 @@ function receive(f) {
     case 'permission_resolved': return resolved(f);
     case 'permission_stale': return stale(f);
     case 'permission_attention': return attention(f);
+    case 'permission_auto': return autoAnswered(f);
+    case 'rules': return rulesFrame(f);
+    case 'rule_revoked': return ruleRevokedFrame(f);
     case 'push_subscribed': return pushSubscribed(f);
     case 'push_unsubscribed': return pushUnsubscribed(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
@@ -39,7 +44,8 @@ function receive(f) {
     case 'project_action': return projectActionFrame(f);
     case 'error':
       // Said where it was asked, in words.
-      if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)) return;
+      if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)
+        || rulesRefused(f) || grantRefused(f)) return;
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
       return toast(f.message ? f.code + ': ' + f.message : f.code);

@@ -14,6 +14,7 @@ import { pickerFields, renderPicker, startingLost, threadStarted } from './picke
 import { leave, leavingLost } from './leaving.js';
 import { pushOffered, notifyHere } from './push.js';
 import { reveal, want, wanted } from './deeplink.js';
+import { rulesLost, showRules } from './rulesview.js';
 
 export function welcome(f) {
   const select = $('agent-select');
@@ -138,6 +139,7 @@ export function open(id) {
     send({ type: 'attach', threadId: id, afterSeq: 0 });
   }
   showAudit(false);
+  showRules(false);
   renderProjectBar();
   followThread(id);
   setLog(v.log);
@@ -169,6 +171,7 @@ export function connectionLost() {
   startingLost();
   changesLost();
   leavingLost();
+  rulesLost();
   $('busy').hidden = true;
   $('stop').disabled = true;
 }

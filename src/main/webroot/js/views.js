@@ -4,7 +4,7 @@
 export const views = new Map(); // threadId -> view
 
 export function makeView(id, log) {
-  const view = { log, tools: new Map(), allTools: [], cards: new Map(), agentMsg: null, userMsg: null, thought: null,
+  const view = { log, tools: new Map(), allTools: [], cards: new Map(), autos: new Map(), agentMsg: null, userMsg: null, thought: null,
     scrolled: false, terminalOutputs: {} };
   views.set(id, view);
   return view;
