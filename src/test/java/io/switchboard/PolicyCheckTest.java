@@ -52,6 +52,26 @@ class PolicyCheckTest {
         chained.out());
   }
 
+  /** A person's grant kept in the database decides too (read from the file, beside a gateway or not). */
+  @Test
+  void aGrantKeptInTheDatabaseDecides() throws Exception {
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try (io.switchboard.testkit.PermissionHarness rooms = new io.switchboard.testkit.PermissionHarness(vertx,
+        Files.createDirectories(dir.resolve("data")).resolve("switchboard.db")).start()) {
+      io.switchboard.rules.Rule grant = new io.switchboard.rules.Rule("g_make", 1, io.switchboard.rules.Rule.Effect.ALLOW,
+          new io.switchboard.rules.Rule.Match(null, null, List.of("execute"), null, List.of("make"), null, null, null),
+          new io.switchboard.rules.Rule.Scope("thread", "t1"), "grant", "me", 1, null, null, null, null);
+      io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(
+          io.switchboard.bus.Addresses.STORE_RULES_APPEND, new JsonObject().put("rule", grant.toJson())));
+    } finally {
+      vertx.close().await();
+    }
+    assertTrue(run("--kind", "execute", "--command", "make all", "--thread", "t1").out()
+        .startsWith("allow: rule g_make@1 (grant)"));
+    assertTrue(run("--kind", "execute", "--command", "make all", "--thread", "t2").out().startsWith("ask:"),
+        "a thread's grant is that thread's only");
+  }
+
   @Test
   void aCheckWithoutAKindIsAUsageError() throws Exception {
     Run bad = run("--command", "ls");
