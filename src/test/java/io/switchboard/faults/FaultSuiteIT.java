@@ -64,7 +64,7 @@ class FaultSuiteIT extends JarFaultSuite {
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {
-    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 3, this::run, () -> log);
+    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 2, this::run, () -> log);
     System.out.println("faults injected in " + runs + " runs: " + faultCounts);
   }
 
