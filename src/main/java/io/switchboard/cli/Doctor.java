@@ -56,6 +56,7 @@ public final class Doctor {
       project(p);
     }
     sandbox();
+    selfApproval();
     agentProcesses();
     port();
     out.println(problems == 0 ? "All checks passed." : problems + " problem(s) found.");
@@ -297,6 +298,19 @@ public final class Doctor {
   }
 
   /** The caps on agent processes, each agent's choice of sharing, and what runs under this data directory now. */
+  /** An agent that may skip asking never shows the gateway those calls: no card, no rule, no ledger row. */
+  private void selfApproval() {
+    for (AgentSpec a : settings.agents()) {
+      if (a.isBuiltin()) {
+        continue;
+      }
+      for (String finding : AgentSelfApproval.findings(a, settings.projects())) {
+        warn("agent " + a.id() + " may skip asking: " + finding + "; the gateway never sees those calls (use "
+            + "Switchboard's rules instead, README \"Rules\")");
+      }
+    }
+  }
+
   private void agentProcesses() {
     var limits = settings.agentProcesses();
     ok("agent processes: at most " + limits.max() + " at once (agentProcesses.max; this host's default is "

@@ -2,8 +2,6 @@ package io.switchboard.permission;
 
 import io.switchboard.rules.Rule;
 import io.switchboard.rules.ToolFacts;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -68,11 +66,5 @@ final class Grants {
   /** Glob characters in a literal file name or title match only themselves. */
   private static String escape(String literal) {
     return literal.replaceAll("([*?\\[\\]{}\\\\])", "\\\\$1");
-  }
-
-  static JsonArray toJson(List<Rule> rules) {
-    JsonArray out = new JsonArray();
-    rules.forEach(r -> out.add(r.toJson()));
-    return out;
   }
 }

@@ -290,7 +290,11 @@ public final class PermissionRoom extends VerticleBase {
     log.info("permission request {} registered: thread {}, tool call {}, surfaces {}", p.id, reg.threadId(),
         reg.toolCallId(), p.eligible);
 
-    io.switchboard.rules.RuleBook.Decision decision = decide(p, now);
+    // A request that will end at once anyway (over the limit, its agent gone, nowhere to show it) is not
+    // decided by a rule: the chats are not told a rule answered what was in fact cancelled.
+    boolean endsAnyway = overLimit || closing || edgeless || p.eligible.isEmpty()
+        || reg.generation() != null && exitedGenerations.contains(reg.generation());
+    io.switchboard.rules.RuleBook.Decision decision = endsAnyway ? null : decide(p, now);
     JsonObject ruled = decision == null ? null : ruledOutcome(p, decision);
     JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
     if (ruled != null) {

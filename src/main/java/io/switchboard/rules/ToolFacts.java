@@ -38,11 +38,27 @@ public record ToolFacts(String agentId, String projectId, String threadId, Strin
   public static ToolFacts of(String agentId, String projectId, String threadId, JsonObject toolCall, Path cwd) {
     JsonObject raw = toolCall.getValue("rawInput") instanceof JsonObject o ? o : new JsonObject();
     return new ToolFacts(agentId, projectId, threadId, text(toolCall.getValue("kind")),
-        text(toolCall.getValue("title")), command(raw.getValue("command")), paths(toolCall, raw, cwd), domains(raw));
+        text(toolCall.getValue("title")), command(raw), paths(toolCall, raw, cwd), domains(raw));
   }
 
   private static String text(Object v) {
     return v instanceof String s && !s.isEmpty() ? s : null;
+  }
+
+  /**
+   * {@code command} with {@code args} (ACP's terminal form: no shell) is that argv; a command string
+   * alone is split as a shell would (plain commands only).
+   */
+  static List<String> command(JsonObject raw) {
+    Object command = raw.getValue("command");
+    Object args = raw.getValue("args");
+    if (args == null) {
+      return command(command);
+    }
+    if (!(command instanceof String c) || c.isEmpty() || !(args instanceof JsonArray a)) {
+      return null;
+    }
+    return command(new JsonArray().add(c).addAll(a));
   }
 
   /** A string is split as a shell would (plain commands only); an argv array is taken as is, unless it runs a shell. */

@@ -38,23 +38,7 @@ public final class LedgerReader {
       if (schemaVersion(db) < 12) {
         return out;
       }
-      try (PreparedStatement st = c.prepareStatement("SELECT * FROM permission_rule r WHERE version = "
-          + "(SELECT MAX(version) FROM permission_rule WHERE rule_id = r.rule_id) ORDER BY created_at, rule_id");
-           ResultSet rs = st.executeQuery()) {
-        while (rs.next()) {
-          String scope = rs.getString("scope");
-          long expires = rs.getLong("expires_at");
-          boolean noExpiry = rs.wasNull();
-          long revoked = rs.getLong("revoked_at");
-          boolean notRevoked = rs.wasNull();
-          out.add(new JsonObject().put("ruleId", rs.getString("rule_id")).put("version", rs.getInt("version"))
-              .put("effect", rs.getString("effect")).put("match", new JsonObject(rs.getString("match")))
-              .put("scope", scope.startsWith("{") ? new JsonObject(scope) : scope).put("source", rs.getString("source"))
-              .put("createdBy", rs.getString("created_by")).put("createdAt", rs.getLong("created_at"))
-              .put("expiresAt", noExpiry ? null : expires).put("revokedAt", notRevoked ? null : revoked)
-              .put("revokedBy", rs.getString("revoked_by")).put("note", rs.getString("note")));
-        }
-      }
+      out.addAll(new JsonArray(new java.util.ArrayList<>(Rules.latest(c).values())));
     }
     return out;
   }

@@ -82,7 +82,8 @@ final class Rules {
         && String.valueOf(stored.getString("source")).equals(String.valueOf(configured.getString("source")));
   }
 
-  private static Map<String, JsonObject> latest(Connection conn) throws SQLException {
+  /** The newest version of every rule, by id, oldest rule first (also read by {@code LedgerReader}). */
+  static Map<String, JsonObject> latest(Connection conn) throws SQLException {
     Map<String, JsonObject> out = new java.util.LinkedHashMap<>();
     try (PreparedStatement st = conn.prepareStatement("SELECT * FROM permission_rule r WHERE version = "
         + "(SELECT MAX(version) FROM permission_rule WHERE rule_id = r.rule_id) ORDER BY created_at, rule_id");

@@ -269,8 +269,9 @@ final class ChatSocket {
               continue; // the permission room sends those, answerable
             }
             if (row.getJsonObject("outcome", new JsonObject()).getValue("rule") instanceof JsonObject) {
-              send(autoFrame(threadId, row.getString("requestId"), row.getJsonObject("toolCall", new JsonObject())
-                  .getString("title"), row.getJsonObject("outcome"), row.getLong("endedAt")));
+              JsonObject toolCall = row.getJsonObject("toolCall", new JsonObject());
+              send(autoFrame(threadId, row.getString("requestId"), toolCall.getString("toolCallId"),
+                  toolCall.getString("title"), row.getJsonObject("outcome"), row.getLong("endedAt")));
               continue;
             }
             send(cardFrame(row));
@@ -529,16 +530,18 @@ final class ChatSocket {
     deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
         .put("key", "resolved " + fact.getString("requestId"))
         .put("body", outcome.getValue("rule") instanceof JsonObject ? autoFrame(fact.getString("threadId"),
-            fact.getString("requestId"), fact.getString("title"), outcome, fact.getLong("endedAt"))
+            fact.getString("requestId"), fact.getString("toolCallId"), fact.getString("title"), outcome,
+            fact.getLong("endedAt"))
             : new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
             .put("requestId", fact.getString("requestId")).put("outcome", outcome)
             .put("endedAt", Instant.ofEpochMilli(fact.getLong("endedAt")).toString())));
   }
 
   /** A request a rule answered: never a card, one line saying which rule (and the way to take a grant back). */
-  static JsonObject autoFrame(String threadId, String requestId, String title, JsonObject outcome, long endedAt) {
+  static JsonObject autoFrame(String threadId, String requestId, String toolCallId, String title, JsonObject outcome,
+                               long endedAt) {
     return new JsonObject().put("type", "permission_auto").put("threadId", threadId).put("requestId", requestId)
-        .put("title", title).put("outcome", outcome).put("rule", outcome.getJsonObject("rule"))
+        .put("toolCallId", toolCallId).put("title", title).put("outcome", outcome).put("rule", outcome.getJsonObject("rule"))
         .put("endedAt", Instant.ofEpochMilli(endedAt).toString());
   }
 

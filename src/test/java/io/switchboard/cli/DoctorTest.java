@@ -64,6 +64,34 @@ class DoctorTest {
     return new JsonObject().put("id", id).put("path", path.toString());
   }
 
+  /** Agents whose own settings or flags let them skip asking are named: the gateway never sees those calls. */
+  @Test
+  void agentsThatMaySkipAskingAreWarnedOf() throws Exception {
+    Path home = Files.createDirectories(dir.resolve("home"));
+    Files.createDirectories(home.resolve(".claude"));
+    Files.writeString(home.resolve(".claude/settings.json"), new JsonObject().put("permissions", new JsonObject()
+        .put("allow", new JsonArray().add("Bash(*)").add("Bash(git diff:*)").add("Read"))).encode());
+    Files.createDirectories(home.resolve(".codex"));
+    Files.writeString(home.resolve(".codex/config.toml"), "model = \"o4\"\napproval_policy = \"never\"\n");
+    Path careful = Files.createDirectories(dir.resolve("careful-home"));
+    JsonObject tree = SettingsLoader.defaults().put("dataDir", dir.resolve("data").toString());
+    tree.getJsonArray("agents")
+        .add(new JsonObject().put("id", "claude").put("command", new JsonArray().add("true"))
+            .put("env", new JsonObject().put("HOME", home.toString())))
+        .add(new JsonObject().put("id", "gemini").put("command", new JsonArray().add("true").add("--yolo"))
+            .put("env", new JsonObject().put("HOME", careful.toString())))
+        .add(new JsonObject().put("id", "careful").put("command", new JsonArray().add("true"))
+            .put("env", new JsonObject().put("HOME", careful.toString())));
+    Report report = doctor(SettingsLoader.parse(tree), "git");
+    assertTrue(report.out().contains("agent claude may skip asking: " + home.resolve(".claude/settings.json")
+        + " allows Bash(*) without asking (Claude Code)"), report.out());
+    assertTrue(report.out().contains("agent claude may skip asking: " + home.resolve(".codex/config.toml")
+        + " sets approval_policy = \"never\" (Codex)"), report.out());
+    assertTrue(report.out().contains("agent gemini may skip asking: its command has --yolo"), report.out());
+    assertTrue(!report.out().contains("agent careful may skip"), "nothing to say of a careful agent: " + report.out());
+    assertTrue(!report.out().contains("Bash(git diff:*)"), "a narrow allow is not a warning: " + report.out());
+  }
+
   @Test
   void eachProjectHasALineWithItsBranchModeAndUncommittedChanges() throws Exception {
     Path web = repository("web", "trunk");

@@ -279,6 +279,29 @@ class SettingsLoaderTest {
   }
 
   @Test
+  void rulesAndPresetsParseAndABadRuleIsNamedWithItsKey() throws Exception {
+    JsonObject tree = SettingsLoader.defaults().put("rules", new JsonArray()
+        .add(new JsonObject().put("preset", "readWorktree"))
+        .add(new JsonObject().put("preset", "safeCommands").put("testCommand", new JsonArray().add("mvn").add("test")))
+        .add(new JsonObject().put("id", "no-push").put("effect", "deny").put("command", "git push")));
+    List<String> ids = SettingsLoader.parse(tree).rules().stream().map(io.switchboard.rules.Rule::id).toList();
+    assertTrue(ids.containsAll(List.of("preset.readWorktree", "preset.safeCommands.git-status",
+        "preset.safeCommands.mvn-test", "no-push")), ids.toString());
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "x")
+        .put("effect", "allow").put("kinds", new JsonArray().add("read")).put("command", "git status"))),
+        "rules[0].command", "could never match");
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "x")
+        .put("effect", "allow").put("command", "git diff").put("examples", new JsonObject().put("match",
+            new JsonArray().add(new JsonObject().put("kind", "execute").put("command", "git log")))))),
+        "rules[0].examples.match", "is not matched by the rule");
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("preset", "everything"))),
+        "rules[0].preset", "unknown");
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "a")
+        .put("effect", "allow").put("command", "ls")).add(new JsonObject().put("id", "a").put("effect", "deny")
+        .put("command", "rm"))), "rules[1].id", "duplicate rule id");
+  }
+
+  @Test
   void noProjectsIsTheDefault() throws Exception {
     Settings s = SettingsLoader.parse(SettingsLoader.defaults());
     assertEquals(List.of(), s.projects());

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * After each run the
  * ledger, what every surface received and the processes left are checked (docs/reliability.md).
  * Seeds are printed; {@code -Dfault.seed=N} replays one, {@code -Dfault.runs=N} sets how many
- * (default 3 in CI).
+ * (default 2 in CI).
  */
 class FaultSuiteIT extends JarFaultSuite {
   static final Path BAD_AGENT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
@@ -64,7 +64,7 @@ class FaultSuiteIT extends JarFaultSuite {
 
   @Test
   void seededRunsKeepEveryInvariant() throws Exception {
-    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 3, this::run, () -> log);
+    int runs = SeededRuns.play("fault", "fault.seed", "fault.runs", 2, this::run, () -> log);
     System.out.println("faults injected in " + runs + " runs: " + faultCounts);
   }
 

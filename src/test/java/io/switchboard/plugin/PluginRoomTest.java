@@ -105,6 +105,62 @@ class PluginRoomTest {
   }
 
   /**
+   * Rules end to end in a chat, with the demo agent: an allow rule answers with no card (one line
+   * instead, the ledger naming the rule); "Always" tapped on a card makes a thread grant the same
+   * call meets next time; /rules lists it with its use; /revoke takes it back and the card returns.
+   */
+  @Test
+  void rulesAnswerInAChatAndAGrantTakenBackWithRevokeAsksAgain(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    PluginControl plugin = new PluginControl(dir.resolve("fake"));
+    io.switchboard.config.Settings settings = new io.switchboard.config.Settings(
+        new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "demo",
+        List.of(AgentHarness.demo()), List.of(plugin.spec("fake", "acp", List.of("42"))),
+        io.switchboard.config.Settings.LogFormat.TEXT).withRules(List.of(io.switchboard.rules.RuleSpecs.fromConfig(
+            new JsonObject().put("id", "notes").put("effect", "allow").put("kinds", new JsonArray().add("edit"))
+                .put("paths", new JsonArray().add("demo-notes.md")))));
+    gateway = new GatewayHarness(vertx, settings, new io.switchboard.Gateway.Tuning(FAST,
+        io.switchboard.Gateway.Tuning.DEFAULT.outboxStuckMs()));
+    plugin.awaitType("initialized", 1);
+
+    plugin.prompt("42", "42", "note this from telegram");
+    JsonObject line = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("\u2705 Allowed by rule notes"), 1, "the rule's line");
+    plugin.await(r -> "prompt_result".equals(r.getString("type")), 1, "the turn's end");
+    assertTrue(plugin.received(r -> "card".equals(r.getString("type"))).isEmpty(), "no card: " + line.encode());
+    String thread = threadOf("fake:42");
+    assertTrue(Files.readString(gateway.workspace(thread).resolve("demo-notes.md")).contains("note this"));
+
+    plugin.prompt("42", "42", "run ls -la");
+    JsonObject card = plugin.awaitType("card", 1);
+    plugin.tap(card.getString("key"), "allow-always", "42");
+    plugin.await(r -> "prompt_result".equals(r.getString("type")), 2, "the second turn's end");
+    JsonObject answered = ledger(requestIdOf(card));
+    assertEquals("allow-once", answered.getJsonObject("outcome").getString("optionId"),
+        "the agent is answered once: the gateway keeps the always");
+    String grant = answered.getJsonObject("outcome").getJsonObject("grant").getString("ruleId");
+
+    plugin.prompt("42", "42", "run ls -la");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("by rule " + grant), 1, "the grant's line");
+    plugin.await(r -> "prompt_result".equals(r.getString("type")), 3, "the third turn's end");
+    assertEquals(1, plugin.received(r -> "card".equals(r.getString("type"))).size(), "no second card");
+
+    plugin.prompt("42", "42", "/rules");
+    JsonObject rules = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Rules in force"), 1, "/rules");
+    String listed = rules.getJsonObject("params").getString("text");
+    assertTrue(listed.contains(grant + ": allow execute `ls -la \u2026`, this thread") && listed.contains("used 1 time")
+        && listed.contains("notes: allow edit of demo-notes.md") && listed.contains("(config)"), listed);
+    plugin.prompt("42", "42", "/revoke " + grant);
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Revoked " + grant), 1, "/revoke");
+    plugin.prompt("42", "42", "run ls -la");
+    JsonObject again = plugin.awaitType("card", 2);
+    assertEquals("session/request_permission", again.getString("method"), "revoked: the card is back");
+  }
+
+  /**
    * A card with a reminder and a deadline, waiting in a chat: the reminder arrives as a new
    * message (an edit would not notify), the expiry as the card's end (the plugin edits its card),
    * and a tap that comes later is told it expired. The ledger holds one end.

@@ -106,6 +106,10 @@ class RuleBookTest {
     assertEquals(null, ToolFacts.command(new JsonArray().add("bash").add("script.sh")));
     assertEquals(List.of("git", "log", "a; b"), ToolFacts.command(new JsonArray().add("git").add("log").add("a; b")),
         "an argv with no shell passes its words as they are");
+    assertEquals(List.of("git", "push", "origin"), ToolFacts.command(new JsonObject().put("command", "git")
+        .put("args", new JsonArray().add("push").add("origin"))), "ACP's terminal form: command and args");
+    assertEquals(null, ToolFacts.command(new JsonObject().put("command", "bash")
+        .put("args", new JsonArray().add("-c").add("git status; rm -rf ~"))), "a shell in that form too");
   }
 
   @Test
