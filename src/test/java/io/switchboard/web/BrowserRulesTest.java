@@ -248,6 +248,7 @@ class BrowserRulesTest {
     assertTrue(line.findElement(By.cssSelector(".matched")).getText().contains("kind=edit"), line.getText());
     assertTrue(browser.findElements(By.cssSelector(".card")).isEmpty(), "no card: the rule answered");
     assertTrue(line.findElements(By.cssSelector(".revoke")).isEmpty(), "a config rule is not revoked here");
+    assertEquals(1, browser.findElements(By.cssSelector(".tool .auto-answer")).size(), "in its tool call's box");
     assertTrue(inView(line), "the line shows at phone size");
     String notes = Files.readString(gateway.workspace(threadId).resolve("demo-notes.md"));
     assertTrue(notes.contains("- note this"), notes);
@@ -260,7 +261,7 @@ class BrowserRulesTest {
     assertTrue(again.getText().startsWith("✅ Allowed by rule notes"), again.getText());
     waiting().until(d -> count(DONE) == 1);
     assertTrue(browser.findElements(By.cssSelector(".card")).isEmpty(), "still no card after a reload");
-    assertEquals(1, browser.findElements(By.cssSelector(".auto-answer")).size());
+    assertEquals(1, browser.findElements(By.cssSelector(".tool .auto-answer")).size(), "in its box again");
   }
 
   @Test
@@ -424,6 +425,7 @@ class BrowserRulesTest {
     awaitSaid("chose allow-once", 2);
     assertTrue(line.getText().contains("Allowed by rule g_"), line.getText());
     assertTrue(line.findElement(By.cssSelector(".matched")).getText().contains("command=git diff main"), line.getText());
+    assertTrue(line.findElement(By.xpath("./..")).getText().contains("Run git diff main"), "inside the box of its call");
     say("git log");
     WebElement log = awaitCard();
     log.findElement(By.cssSelector(".options button.reject_once")).click();
