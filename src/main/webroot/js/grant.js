@@ -102,8 +102,8 @@ export function openChooser({ request: f, option, section, opener, answer, resto
     preview.textContent = 'Asking the gateway to keep it\u2026';
   });
   agentKeeps.addEventListener('click', () => {
-    const sent = answer({ type: 'permission_answer', requestId: f.requestId, optionId: option.optionId });
-    if (sent) closeChooser(false);
+    closeChooser(false); // first: the page behind a sheet takes the keyboard back
+    answer({ type: 'permission_answer', requestId: f.requestId, optionId: option.optionId });
   });
   cancel.addEventListener('click', () => closeChooser(true));
 
@@ -119,10 +119,12 @@ export function openChooser({ request: f, option, section, opener, answer, resto
     backdrop = el('div', 'grant-backdrop');
     backdrop.addEventListener('click', () => closeChooser(true));
     document.body.append(backdrop, box);
+    $('app').inert = true; // the keyboard stays in the sheet
   } else {
     (section.querySelector('.options') || section.lastChild).after(box);
   }
-  current = { requestId: f.requestId, el: box, backdrop, opener, awaiting: false, error, busy, restore };
+  current = { requestId: f.requestId, threadId: f.threadId, el: box, backdrop, opener, awaiting: false, error, busy,
+    restore };
   render();
   focusFirst();
   if (!phone.matches) box.scrollIntoView({ block: 'nearest' });
@@ -165,7 +167,10 @@ export function closeChooser(refocus = false) {
   const { el: box, backdrop, opener } = current;
   current = null;
   box.remove();
-  backdrop?.remove();
+  if (backdrop) {
+    backdrop.remove();
+    $('app').inert = false;
+  }
   if (refocus && opener && opener.isConnected && !opener.disabled) opener.focus({ preventScroll: true });
 }
 
@@ -196,3 +201,7 @@ document.addEventListener('keydown', (ev) => {
   closeChooser(true);
 }, true);
 phone.addEventListener('change', () => closeChooser(false));
+// Another thread shown (a notification's link, another tab's archive): the chooser was about this one.
+store.subscribe((s, before) => {
+  if (current && s.current !== before.current && s.current !== current.threadId) closeChooser(false);
+});

@@ -277,10 +277,13 @@ class BrowserRulesTest {
     assertEquals(Boolean.TRUE, script("return Math.abs(arguments[0].getBoundingClientRect().bottom - window.innerHeight)"
         + " < 1", chooser), "at the bottom");
     assertTrue(chooser.findElements(By.cssSelector("input[value='project']")).isEmpty(), "no project: no such reach");
+    assertEquals(Boolean.TRUE, script("return document.getElementById('app').inert"), "the page behind the sheet waits");
+    assertEquals("grant-reach", browser.switchTo().activeElement().getDomAttribute("name"), "the keyboard is in it");
     // Escape cancels; the card is still answerable, and Alt+2 (its "Always allow") opens the chooser again.
     new Actions(browser).sendKeys(Keys.ESCAPE).perform();
     waiting().until(d -> d.findElements(By.cssSelector(".grant-chooser")).isEmpty());
     assertTrue(always.isEnabled());
+    assertEquals(Boolean.FALSE, script("return document.getElementById('app').inert"));
     new Actions(browser).keyDown(Keys.ALT).sendKeys("2").keyUp(Keys.ALT).perform();
     chooser = chooser();
 
