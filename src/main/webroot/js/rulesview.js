@@ -4,6 +4,7 @@
 // (revoke_rule). Rules that ended are collapsed under "Revoked". rules.js words them.
 import { $, el, toast } from './dom.js';
 import { views } from './views.js';
+import { store } from './state.js';
 import { send } from './socket.js';
 import { setMenu } from './menu.js';
 import { showAudit } from './audit.js';
@@ -70,8 +71,11 @@ function ruleItem(r, now, active) {
   li.append(head, el('p', 'words', r.words || r.ruleId));
   if (r.note) li.append(el('p', 'note', r.note));
   const grant = r.source === 'grant';
+  // The gateway's words name a thread by its id; the page knows its title.
+  const scoped = r.scope && typeof r.scope === 'object' ? store.state.threads.get(r.scope.thread) : null;
   const meta = [ruleUse(r, now), active ? ruleExpiry(r, now) : ruleRevoked(r, now) || ruleExpiry(r, now),
-    grant ? ruleMade(r, now) : null].filter(Boolean);
+    grant ? ruleMade(r, now) : null, scoped ? 'thread \u201c' + (scoped.info.title || 'New thread') + '\u201d' : null]
+    .filter(Boolean);
   li.append(el('p', 'meta', meta.join(' \u00b7 ')));
   if (!grant) li.append(el('p', 'from-config', ruleMade(r, now)));
   else if (active) li.append(revokeButton(r.ruleId));

@@ -330,6 +330,7 @@ class BrowserRulesTest {
     WebElement item = ruleItem(ruleId);
     assertTrue(item.getText().contains("used 1 time, last at "), item.getText());
     assertTrue(item.getText().contains("while its thread lasts"), item.getText());
+    assertTrue(item.getText().contains("thread “note this”"), "its thread by title: " + item.getText());
     WebElement revoke = item.findElement(By.cssSelector(".revoke"));
     assertTrue(inView(revoke));
     screenshot("rules-with-grant");
