@@ -75,7 +75,8 @@ final class RequestDeadlines {
    * headers are in; another once its body is. (A paused, then upgraded, request may never "end".)
    */
   private static Future<Void> arrived(HttpServerRequest request) {
-    return request.method() == HttpMethod.GET || request.method() == HttpMethod.HEAD
+    // A body a handler already read (the login's) has arrived: asking for its end again is refused.
+    return request.method() == HttpMethod.GET || request.method() == HttpMethod.HEAD || request.isEnded()
         ? Future.succeededFuture() : request.end();
   }
 
