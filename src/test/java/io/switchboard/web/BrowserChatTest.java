@@ -53,6 +53,7 @@ class BrowserChatTest {
    * (a browser keeps them per origin).
    */
   ChromeDriver browser;
+  io.switchboard.testkit.PageDriver page;
   Path profile;
   String testName;
 
@@ -60,6 +61,7 @@ class BrowserChatTest {
   void startBrowser() throws Exception {
     profile = Files.createTempDirectory("sb-chromium");
     browser = io.switchboard.testkit.Chromium.start(profile);
+    page = new io.switchboard.testkit.PageDriver(browser);
   }
 
   @AfterAll
@@ -99,10 +101,7 @@ class BrowserChatTest {
   }
 
   private WebDriverWait waiting() {
-    // The page redraws a tool box or a selector when the agent updates it: an element found a moment
-    // ago may be gone, which is no failure (the wait looks again).
-    return (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(20))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+    return page.waiting();
   }
 
   private void screenshot(String name) throws Exception {
@@ -110,15 +109,7 @@ class BrowserChatTest {
   }
 
   private void logIn() {
-    browser.get(gateway.url("/"));
-    WebElement token = waiting().until(d -> {
-      WebElement t = d.findElement(By.id("token"));
-      return t.isDisplayed() ? t : null;
-    });
-    token.sendKeys(gateway.token);
-    browser.findElement(By.cssSelector("#login-form button")).click();
-    // textContent: on a phone the sidebar holding it is off screen, and getText() sees only what shows.
-    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    page.logIn(gateway.url("/"), gateway.token);
   }
 
   private String startThread() {
@@ -152,14 +143,11 @@ class BrowserChatTest {
   }
 
   private void say(String text) {
-    WebElement input = browser.findElement(By.id("input"));
-    input.sendKeys(text);
-    input.sendKeys(Keys.ENTER);
+    page.say(text);
   }
 
   private WebElement awaitCard() {
-    return waiting().until(d -> d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty()
-        ? null : d.findElement(By.cssSelector(".card:not(.resolved)")));
+    return page.awaitCard();
   }
 
   private void click(WebElement card, String optionName) {
@@ -302,9 +290,7 @@ class BrowserChatTest {
 
   /** Whether an element is wholly inside the window (what a person sees without scrolling the page). */
   private boolean inWindow(WebElement e) {
-    return (Boolean) ((JavascriptExecutor) browser).executeScript("const r = arguments[0].getBoundingClientRect();"
-        + " return r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight"
-        + " && r.right <= window.innerWidth;", e);
+    return page.inView(e);
   }
 
   private void manyTurnsThenAQuestionStayOnScreen(int width, int height) throws Exception {

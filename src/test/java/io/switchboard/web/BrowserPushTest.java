@@ -69,6 +69,7 @@ class BrowserPushTest {
   GatewayHarness gateway;
   /** One Chromium for the class; each test has a gateway of its own on a port (an origin) of its own. */
   ChromeDriver browser;
+  io.switchboard.testkit.PageDriver page;
   DevTools devTools;
   /** Service worker registrations by scope, as the DevTools protocol reports them. */
   final Map<String, String> registrations = new ConcurrentHashMap<>();
@@ -79,6 +80,7 @@ class BrowserPushTest {
   void startBrowser() throws Exception {
     browser = io.switchboard.testkit.Chromium.start(Files.createTempDirectory("sb-chromium"),
         "--host-resolver-rules=MAP " + PLAIN_NAME + " 127.0.0.1");
+    page = new io.switchboard.testkit.PageDriver(browser);
     devTools = browser.getDevTools();
     devTools.createSession();
     // Chromium reports each registration (and its id, which deliverPushMessage needs) once enabled.
@@ -134,17 +136,16 @@ class BrowserPushTest {
   }
 
   private WebDriverWait waiting() {
-    return (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(20))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+    return page.waiting();
   }
 
   private Object script(String js, Object... args) {
-    return ((JavascriptExecutor) browser).executeScript(js, args);
+    return page.script(js, args);
   }
 
   /** Runs {@code js} with {@code done} (the last argument) to call with its answer. */
   private Object async(String js, Object... args) {
-    return ((JavascriptExecutor) browser).executeAsyncScript(js, args);
+    return page.async(js, args);
   }
 
   private void screenshot(String name) throws Exception {
@@ -156,14 +157,7 @@ class BrowserPushTest {
   }
 
   private void logIn(String origin) {
-    browser.get(origin + "/");
-    WebElement token = waiting().until(d -> {
-      WebElement t = d.findElement(By.id("token"));
-      return t.isDisplayed() ? t : null;
-    });
-    token.sendKeys(gateway.token);
-    browser.findElement(By.cssSelector("#login-form button")).click();
-    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    page.logIn(origin + "/", gateway.token);
   }
 
   /** Opens the phone menu and starts a thread from it; its id. */
@@ -179,25 +173,20 @@ class BrowserPushTest {
 
   /** The thread the page shows, from its own store. */
   private String currentThread() {
-    return (String) async("const done = arguments[arguments.length - 1];"
-        + "import('/js/state.js').then(m => done(m.store.state.current), () => done(null));");
+    return page.currentThread();
   }
 
   private void say(String text) {
-    WebElement input = browser.findElement(By.id("input"));
-    input.sendKeys(text);
-    input.sendKeys(Keys.ENTER);
+    page.say(text);
   }
 
   private WebElement awaitCard() {
-    return waiting().until(d -> d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty()
-        ? null : d.findElement(By.cssSelector(".card:not(.resolved)")));
+    return page.awaitCard();
   }
 
   /** Whether the element is wholly inside the window. */
   private boolean inView(WebElement e) {
-    return (Boolean) script("const r = arguments[0].getBoundingClientRect(); return r.height > 0 && r.top >= 0 "
-        + "&& r.bottom <= window.innerHeight && r.left >= 0 && r.right <= window.innerWidth;", e);
+    return page.inView(e);
   }
 
   /** The page's service worker once it is active: its script URL and scope. */

@@ -68,11 +68,13 @@ class BrowserRulesTest {
   GatewayHarness gateway;
   /** One Chromium for the class; each test has a gateway of its own. */
   ChromeDriver browser;
+  io.switchboard.testkit.PageDriver page;
   String testName;
 
   @BeforeAll
   void startBrowser() throws Exception {
     browser = io.switchboard.testkit.Chromium.start(Files.createTempDirectory("sb-chromium"));
+    page = new io.switchboard.testkit.PageDriver(browser);
   }
 
   @AfterAll
@@ -116,12 +118,11 @@ class BrowserRulesTest {
   }
 
   private WebDriverWait waiting() {
-    return (WebDriverWait) new WebDriverWait(browser, Duration.ofSeconds(20))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+    return page.waiting();
   }
 
   private Object script(String js, Object... args) {
-    return ((JavascriptExecutor) browser).executeScript(js, args);
+    return page.script(js, args);
   }
 
   private void screenshot(String name) throws Exception {
@@ -129,19 +130,11 @@ class BrowserRulesTest {
   }
 
   private void logIn() {
-    browser.get("http://127.0.0.1:" + gateway.port + "/");
-    WebElement token = waiting().until(d -> {
-      WebElement t = d.findElement(By.id("token"));
-      return t.isDisplayed() ? t : null;
-    });
-    token.sendKeys(gateway.token);
-    browser.findElement(By.cssSelector("#login-form button")).click();
-    waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
+    page.logIn("http://127.0.0.1:" + gateway.port + "/", gateway.token);
   }
 
   private void openMenu() {
-    browser.findElement(By.id("menu")).click();
-    waiting().until(d -> d.findElement(By.cssSelector("#new-thread button")).isDisplayed());
+    page.openMenu();
   }
 
   /** Opens the phone menu and starts a thread of {@code agent} from it; its id. */
@@ -157,14 +150,11 @@ class BrowserRulesTest {
 
   /** The thread the page shows, from its own store. */
   private String currentThread() {
-    return (String) ((JavascriptExecutor) browser).executeAsyncScript("const done = arguments[arguments.length - 1];"
-        + "import('/js/state.js').then(m => done(m.store.state.current), () => done(null));");
+    return page.currentThread();
   }
 
   private void say(String text) {
-    WebElement input = browser.findElement(By.id("input"));
-    input.sendKeys(text);
-    input.sendKeys(Keys.ENTER);
+    page.say(text);
   }
 
   /** How many times the open thread's log says {@code text}. */
@@ -183,8 +173,7 @@ class BrowserRulesTest {
   }
 
   private WebElement awaitCard() {
-    return waiting().until(d -> d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty()
-        ? null : d.findElement(By.cssSelector(".card:not(.resolved)")));
+    return page.awaitCard();
   }
 
   private List<WebElement> openCards() {
@@ -198,8 +187,7 @@ class BrowserRulesTest {
 
   /** Whether the element is wholly inside the window. */
   private boolean inView(WebElement e) {
-    return (Boolean) script("const r = arguments[0].getBoundingClientRect(); return r.height > 0 && r.top >= 0 "
-        + "&& r.bottom <= window.innerHeight && r.left >= 0 && r.right <= window.innerWidth;", e);
+    return page.inView(e);
   }
 
   /** Whether the element fits the window's width (it may be scrolled out of sight vertically). */
