@@ -202,6 +202,12 @@ public final class PermissionRoom extends VerticleBase {
     return voidLeftovers().compose(v -> syncRules()).onSuccess(v -> {
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_REGISTER, this::register);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_RULES_REVOKE, this::revokeRule);
+      // A thread's grants end with it: listed as ended, not as rules still in force for nothing.
+      bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
+        if (m.body() != null && Boolean.TRUE.equals(m.body().getValue("deleted"))) {
+          threadGone(stringField(m.body(), "threadId"));
+        }
+      });
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANSWER, this::answer);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_PENDING, this::listPending);
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_SHUTDOWN, this::shutdown);
@@ -784,6 +790,20 @@ public final class PermissionRoom extends VerticleBase {
         book.put(rule.revoked(clock.now(), "not-recorded"));
       }
     });
+  }
+
+  private void threadGone(String threadId) {
+    if (threadId == null) {
+      return;
+    }
+    for (io.switchboard.rules.Rule r : book.all()) {
+      if ("grant".equals(r.source()) && r.revokedAt() == null && "thread".equals(r.scope().kind())
+          && threadId.equals(r.scope().id())) {
+        io.switchboard.rules.Rule ended = r.revoked(clock.now(), "thread deleted");
+        book.put(ended);
+        writeRule(ended);
+      }
+    }
   }
 
   /** {@code {ruleId, by}}: a grant taken back, from the next request on; config rules change in the config. */

@@ -134,6 +134,17 @@ class PermissionRulesTest {
   }
 
   @Test
+  void aThreadsGrantsEndWhenTheThreadIsDeleted() {
+    rooms.register(ask("t9", "d1", "make docs"));
+    waitFor(() -> rooms.shown.size() == 1, "a card");
+    String grant = await(answer(rooms.idOf("d1"), "always", new JsonObject().put("reach", "thread")
+        .put("life", "thread"))).getJsonObject("outcome").getJsonObject("grant").getString("ruleId");
+    rooms.publish(Addresses.THREAD_CHANGED, new JsonObject().put("threadId", "t9").put("deleted", true));
+    waitFor(() -> rules().stream().anyMatch(r -> r.getString("ruleId").equals(grant)
+        && "thread deleted".equals(r.getString("revokedBy"))), "the grant ended with its thread");
+  }
+
+  @Test
   void alwaysTappedInAChatIsAGrantForThatThread() {
     rooms.register(ask("t1", "c1", "npm run lint"));
     waitFor(() -> rooms.shown.size() == 1, "a card");
