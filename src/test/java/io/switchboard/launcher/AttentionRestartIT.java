@@ -87,7 +87,7 @@ class AttentionRestartIT {
     JsonObject closed = new JsonObject(service.awaitReceived(3, Duration.ofSeconds(30)).get(2).text());
     assertEquals(new JsonObject().put("type", "end").put("requestId", requestId), closed,
         "the device's notification is closed");
-    Thread.sleep(3_000); // past the next reminder's time, had the plan run on
+    Thread.sleep(2_500); // past the next reminder's time (2 s), had the plan run on
     assertEquals(1, plugin.received(r -> "_switchboard/text".equals(r.getString("method"))
         && "reminder".equals(r.getJsonObject("params").getString("kind"))).size(),
         "one reminder: not sent again after the restart, and no later step for an ended request");

@@ -170,7 +170,7 @@ class PluginRoomTest {
     this.vertx = vertx;
     PluginControl plugin = new PluginControl(dir.resolve("fake"));
     io.switchboard.config.Attention attention = new io.switchboard.config.Attention(
-        new io.switchboard.config.Attention.Spec(1_500L, 0L, null, 4_000L, null, null), java.util.Map.of(),
+        new io.switchboard.config.Attention.Spec(1_000L, 0L, null, 2_500L, null, null), java.util.Map.of(),
         java.util.Map.of());
     io.switchboard.config.Settings settings = new io.switchboard.config.Settings(
         new io.switchboard.config.Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "demo",
@@ -189,11 +189,11 @@ class PluginRoomTest {
     JsonObject end = plugin.await(PluginControl.method("_switchboard/permission_resolved"), 1, "the card's end");
     JsonObject outcome = end.getJsonObject("params").getJsonObject("outcome");
     assertEquals("expired", outcome.getString("outcome"), "an expiry, never shown as a refusal: " + end.encode());
-    assertTrue(outcome.getString("rule").startsWith("deadline 4s"), outcome.encode());
+    assertTrue(outcome.getString("rule").startsWith("deadline 2500ms"), outcome.encode());
     plugin.tap(card.getString("key"), "allow-once", "42");
     JsonObject told = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
         && r.getJsonObject("params").getString("text").contains("already expired"), 1, "the late tap's answer");
-    assertTrue(told.getJsonObject("params").getString("text").contains("deadline 4s"), told.encode());
+    assertTrue(told.getJsonObject("params").getString("text").contains("deadline 2500ms"), told.encode());
     JsonObject row = ledger(requestIdOf(card));
     assertEquals("expired", row.getString("state"));
     assertEquals(1, row.getJsonArray("events").stream().map(e -> ((JsonObject) e).getString("event"))
@@ -203,7 +203,7 @@ class PluginRoomTest {
     // The agent's thread says it too, and that nobody refused: the agent was told no by the rule.
     waitFor(() -> await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_HISTORY, new JsonObject()
         .put("threadId", threadOf("fake:42")).put("afterSeq", 0).put("limit", 500))).body().getJsonArray("events")
-        .encode().contains("expired unanswered (deadline 4s"), "the thread's note of the expiry");
+        .encode().contains("expired unanswered (deadline 2500ms"), "the thread's note of the expiry");
   }
 
   @Test
