@@ -86,4 +86,15 @@ public final class PageDriver {
     return (Boolean) script("const r = arguments[0].getBoundingClientRect(); return r.height > 0 && r.top >= 0 "
         + "&& r.bottom <= window.innerHeight && r.left >= 0 && r.right <= window.innerWidth;", e);
   }
+
+  /** Leaves the gateway's page with nothing of it kept (storage, cookies): the next test's page starts afresh. */
+  public void forget() {
+    try {
+      script("localStorage.clear(); sessionStorage.clear();");
+    } catch (RuntimeException notOnTheGatewaysPage) {
+      // nothing of the gateway's origin to clear
+    }
+    browser.get("about:blank");
+    browser.manage().deleteAllCookies();
+  }
 }

@@ -89,13 +89,7 @@ class BrowserChatTest {
       }
     }
     browser.switchTo().window(keep);
-    try {
-      ((JavascriptExecutor) browser).executeScript("localStorage.clear(); sessionStorage.clear();");
-    } catch (RuntimeException notOnTheGatewaysPage) {
-      // nothing of the gateway's origin to clear
-    }
-    browser.get("about:blank");
-    browser.manage().deleteAllCookies();
+    page.forget();
     browser.manage().window().setSize(new Dimension(1280, 900));
     gateway.close();
   }

@@ -125,13 +125,7 @@ class BrowserPushTest {
 
   @AfterEach
   void stop() {
-    try {
-      script("localStorage.clear(); sessionStorage.clear();");
-    } catch (RuntimeException notOnTheGatewaysPage) {
-      // nothing of the gateway's origin to clear
-    }
-    browser.get("about:blank");
-    browser.manage().deleteAllCookies();
+    page.forget();
     gateway.close();
   }
 
