@@ -31,6 +31,8 @@
 //                   the gateway's HTTP API and chat socket (port in BAD_AGENT_GATEWAY_PORT), with
 //                   whatever it could read of the token; reports what it got and the outcome
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
+//   withdraw        asks permission, then takes the question back with $/cancel_request while its card
+//                   waits; reports the answer it got to the withdrawn request
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
@@ -83,6 +85,22 @@ async function background(m) {
   const report = { waitedMs: Date.now() - t0, exit: exit.result };
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+async function withdraw(m) {
+  const sessionId = m.params.sessionId;
+  const id = nextId++;
+  send({ id, method: 'session/request_permission', params: { sessionId,
+    toolCall: { toolCallId: 'withdrawn-call', title: 'A question taken back', kind: 'execute' },
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' }] } });
+  const answered = new Promise((resolve) => waiting.set(id, resolve));
+  await new Promise((resolve) => setTimeout(resolve, Number(process.env.BAD_AGENT_WITHDRAW_MS || 300)));
+  send({ method: '$/cancel_request', params: { requestId: id } });
+  const answer = await answered;
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(answer.result || answer.error) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
 }
 
@@ -308,7 +326,9 @@ rl.on('line', (line) => {
       }
       break;
     case 'session/prompt':
-      if (mode === 'ask-exit') {
+      if (mode === 'withdraw') {
+        withdraw(m);
+      } else if (mode === 'ask-exit') {
         ask(m.params.sessionId, 'ask-exit');
         // Exit as soon as the request is flushed to the pipe: no time for the gateway to answer.
         process.stdout.write('', () => process.exit(0));

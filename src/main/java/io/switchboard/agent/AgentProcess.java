@@ -8,6 +8,7 @@ import io.switchboard.jsonrpc.LineChannel;
 import io.switchboard.jsonrpc.StdioProcess;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
@@ -80,12 +81,17 @@ final class AgentProcess {
     peer.handler(new JsonRpcPeer.Handler() {
       @Override
       public Future<Object> request(String method, Object params) {
+        return request(method, params, Promise.<Void>promise().future());
+      }
+
+      @Override
+      public Future<Object> request(String method, Object params, Future<Void> withdrawn) {
         AgentSession session = route(params);
         if (session == null) {
           return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS,
               "no session of this client is named " + JsonRpcPeer.object(params).getValue("sessionId")));
         }
-        return session.clientMethods().serve(AgentProcess.this, method, params);
+        return session.clientMethods().serve(AgentProcess.this, method, params, withdrawn);
       }
 
       @Override

@@ -36,6 +36,11 @@ final class ClientMethods {
 
   /** A request of the agent for this session, from process {@code g}. */
   Future<Object> serve(AgentProcess g, String method, Object params) {
+    return serve(g, method, params, io.vertx.core.Promise.<Void>promise().future());
+  }
+
+  /** The same; {@code withdrawn} completes if the agent withdraws it ({@code $/cancel_request}). */
+  Future<Object> serve(AgentProcess g, String method, Object params, Future<Void> withdrawn) {
     JsonObject p = JsonRpcPeer.object(params);
     Terminals mine = session.terminalsOf(g);
     if (method.startsWith("terminal/") && mine == null) {
@@ -44,7 +49,7 @@ final class ClientMethods {
     return switch (method) {
       case "session/request_permission" -> {
         session.asked(g);
-        yield permission(g, p).onComplete(x -> session.answered());
+        yield permission(g, p, withdrawn).onComplete(x -> session.answered());
       }
       case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
           alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
@@ -69,7 +74,7 @@ final class ClientMethods {
     return workspace;
   }
 
-  private Future<Object> permission(AgentProcess g, JsonObject p) {
+  private Future<Object> permission(AgentProcess g, JsonObject p, Future<Void> withdrawn) {
     JsonObject asked = p.getValue("toolCall") instanceof JsonObject tc ? tc : new JsonObject();
     Object id = asked.getValue("toolCallId");
     String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
@@ -91,6 +96,9 @@ final class ClientMethods {
               .put("cwd", workspace.root().toAbsolutePath().toString()); // what rules resolve paths against
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
+          // The agent took its question back: the request ends "withdrawn", once, and every card says so.
+          withdrawn.onSuccess(v -> bus.send(Addresses.PERMISSION_WITHDRAW, new JsonObject().put("threadId", threadId)
+              .put("generation", g.generation).put("toolCallId", toolCallId)));
           if (afterCancel) {
             session.publishSessionCancelled(); // asked after the user stopped the turn: it ends cancelled too
           }

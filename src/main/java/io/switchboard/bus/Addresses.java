@@ -22,6 +22,11 @@ public final class Addresses {
    * before the surfaces and metrics exist reaches nobody).
    */
   public static final String PERMISSION_ANNOUNCE_VOIDED = "sb.permission.announce-voided";
+  /**
+   * {@code {threadId, generation, toolCallId}}: the agent withdrew its question ({@code $/cancel_request}):
+   * the request of that process and tool call ends {@code withdrawn}.
+   */
+  public static final String PERMISSION_WITHDRAW = "sb.permission.withdraw";
   /** {@code {ruleId, by}}: revokes a rule (a new version); the very next request no longer sees it. */
   public static final String PERMISSION_RULES_REVOKE = "sb.permission.rules.revoke";
   /** Counts and the age of the oldest pending request; also a liveness probe. */

@@ -28,12 +28,22 @@ public final class JsonRpcPeer {
     /** Answer a request; fail with {@link JsonRpcError} to send that error. */
     Future<Object> request(String method, Object params);
 
+    /**
+     * The same, with {@code withdrawn}: completed if the peer sends {@code $/cancel_request} for this
+     * request while it is in flight (its answer is still sent, once, when the handler ends it).
+     */
+    default Future<Object> request(String method, Object params, Future<Void> withdrawn) {
+      return request(method, params);
+    }
+
     void notification(String method, Object params);
   }
 
   private final String name;
   private final Function<String, Future<Void>> writer;
   private final Map<String, Promise<Object>> pending = new HashMap<>();
+  /** The peer's requests we have not answered yet, and the signal that it withdrew one. */
+  private final Map<String, Promise<Void>> inbound = new HashMap<>();
   private Handler handler;
   private long nextId;
   private boolean closed;
@@ -150,6 +160,8 @@ public final class JsonRpcPeer {
         log.warn("{}: ignored a {} request that arrived after the connection ended", name, method);
       } else if (hasId) {
         answer(id, method, params);
+      } else if (method.equals("$/cancel_request")) {
+        withdraw(params);
       } else if (handler != null) {
         handler.notification(method, params);
       }
@@ -169,15 +181,30 @@ public final class JsonRpcPeer {
     invalid(hasId ? id : null, "neither a request, a notification nor a response", line);
   }
 
+  /** {@code $/cancel_request {requestId}}: the peer withdraws one of its requests still in flight. */
+  private void withdraw(Object params) {
+    Object id = object(params).getValue("requestId");
+    Promise<Void> signal = id instanceof Number || id instanceof String ? inbound.get(idKey(id)) : null;
+    if (signal == null) {
+      log.debug("{}: $/cancel_request for no request in flight ({})", name, id);
+      return;
+    }
+    signal.tryComplete();
+  }
+
   private void answer(Object id, String method, Object params) {
     Future<Object> result;
+    Promise<Void> withdrawn = Promise.promise();
+    String key = idKey(id);
+    inbound.put(key, withdrawn);
     try {
       result = handler == null ? Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND,
-          "no handler for " + method)) : handler.request(method, params);
+          "no handler for " + method)) : handler.request(method, params, withdrawn.future());
     } catch (RuntimeException e) {
       result = Future.failedFuture(e);
     }
     result.onComplete(done -> {
+      inbound.remove(key, withdrawn);
       JsonObject response = new JsonObject().put("jsonrpc", "2.0").put("id", id);
       if (done.succeeded()) {
         response.put("result", done.result());

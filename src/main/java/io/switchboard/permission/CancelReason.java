@@ -17,7 +17,9 @@ public enum CancelReason {
   /** Cluster mode: no edge node (no surface that could answer) was a member for the grace period. */
   NO_EDGE("no-edge", "no surface was connected to answer it"),
   /** The ledger could not record the request: it was never shown, and has no row (nothing to void). */
-  NOT_RECORDED("not-recorded", "it could not be recorded");
+  NOT_RECORDED("not-recorded", "it could not be recorded"),
+  /** The agent took its own question back ({@code $/cancel_request}). */
+  WITHDRAWN("withdrawn", "the agent withdrew its question");
 
   private final String slug;
   private final String words;

@@ -56,6 +56,7 @@ public final class PermissionRoom extends VerticleBase {
   public static final String OPERATOR_SURFACE = "web";
 
   public static final String NOT_RECORDED = CancelReason.NOT_RECORDED.slug();
+  public static final String WITHDRAWN = CancelReason.WITHDRAWN.slug();
 
   /**
    * Pending requests the room holds at most ({@code Limits#pendingRequests}: one per 20 KiB of heap,
@@ -230,6 +231,7 @@ public final class PermissionRoom extends VerticleBase {
         });
       }
       scope.<JsonObject>serve(bus, Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_WITHDRAW, m -> withdrawn(m.body()));
       scope.<JsonObject>serve(bus, Addresses.AGENT_EXITED, m -> agentExited(m.body()));
     });
   }
@@ -603,6 +605,19 @@ public final class PermissionRoom extends VerticleBase {
       return;
     }
     endAll(p -> p.reg.threadId().equals(threadId) && p.reg.sessionId().equals(sessionId), SESSION_CANCELLED);
+  }
+
+  /** The agent withdrew a question: that process's request for that tool call ends, once. */
+  private void withdrawn(JsonObject fact) {
+    String threadId = fact == null ? null : stringField(fact, "threadId");
+    String toolCallId = fact == null ? null : stringField(fact, "toolCallId");
+    String generation = fact == null ? null : stringField(fact, "generation");
+    if (threadId == null || toolCallId == null) {
+      log.warn("ignored a withdrawal without threadId and toolCallId: {}", fact);
+      return;
+    }
+    endAll(p -> p.reg.threadId().equals(threadId) && p.reg.toolCallId().equals(toolCallId)
+        && (generation == null || generation.equals(p.reg.generation())), WITHDRAWN);
   }
 
   private void agentExited(JsonObject fact) {

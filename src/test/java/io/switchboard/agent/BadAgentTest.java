@@ -84,6 +84,28 @@ class BadAgentTest {
     }
   }
 
+  /** An agent that takes its question back ($/cancel_request): the request ends "withdrawn", once, and it is answered. */
+  @Test
+  void aQuestionTheAgentWithdrawsEndsWithdrawnOnceAndTheAgentIsAnswered(Vertx vertx) {
+    String t = thread(vertx, "withdraw");
+    gateway.prompt(t, "ask, then take it back");
+    JsonObject card = gateway.awaitCard(t, 1);
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    waitFor(() -> gateway.ended.stream().anyMatch(f -> card.getString("requestId").equals(f.getString("requestId"))),
+        "the card's end");
+    List<JsonObject> ends = gateway.ended.stream()
+        .filter(f -> card.getString("requestId").equals(f.getString("requestId"))).toList();
+    assertEquals(1, ends.size(), "one end: " + ends);
+    assertEquals("withdrawn", ends.get(0).getJsonObject("outcome").getString("reason"));
+    JsonObject row = ledger().stream().map(o -> (JsonObject) o)
+        .filter(r -> card.getString("requestId").equals(r.getString("requestId"))).findFirst().orElseThrow();
+    assertEquals("cancelled", row.getString("state"));
+    assertEquals("withdrawn", row.getJsonObject("outcome").getString("reason"));
+    String report = gateway.events(t).stream().map(JsonObject::encode).filter(e -> e.contains("REPORT:"))
+        .findFirst().orElseThrow();
+    assertTrue(report.contains("\\\"outcome\\\":\\\"cancelled\\\""), "the agent was answered cancelled: " + report);
+  }
+
   @Test
   void aRequestAskedInTheSameBreathAsTheExitEndsAgentExitedEveryTime(Vertx vertx) {
     String t = thread(vertx, "ask-exit");
