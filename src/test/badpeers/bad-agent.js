@@ -31,8 +31,8 @@
 //                   the gateway's HTTP API and chat socket (port in BAD_AGENT_GATEWAY_PORT), with
 //                   whatever it could read of the token; reports what it got and the outcome
 //   stubborn        starts children, asks permission, and ignores the end of its stdin
-//   withdraw        asks permission, then takes the question back with $/cancel_request while its card
-//                   waits; reports the answer it got to the withdrawn request
+//   withdraw        sends a notification and a request of a newer protocol, asks permission, then takes
+//                   the question back with $/cancel_request while its card waits; reports the answers
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
@@ -90,6 +90,9 @@ async function background(m) {
 
 async function withdraw(m) {
   const sessionId = m.params.sessionId;
+  // A method and a notification of a protocol newer than the gateway's: answered -32601, and ignored.
+  send({ method: '_x/unknown_note', params: { sessionId } });
+  const unknown = await request('_x/unknown_method', { sessionId });
   const id = nextId++;
   send({ id, method: 'session/request_permission', params: { sessionId,
     toolCall: { toolCallId: 'withdrawn-call', title: 'A question taken back', kind: 'execute' },
@@ -100,7 +103,8 @@ async function withdraw(m) {
   send({ method: '$/cancel_request', params: { requestId: id } });
   const answer = await answered;
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
-    content: { type: 'text', text: 'REPORT:' + JSON.stringify(answer.result || answer.error) + '\n' } } } });
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify({ answer: answer.result || answer.error,
+      unknown: unknown.error ? unknown.error.code : 'answered' }) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
 }
 

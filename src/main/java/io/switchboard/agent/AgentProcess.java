@@ -76,6 +76,9 @@ final class AgentProcess {
    * links) and says {@code initialize}; fails, with the last lines of its stderr when it died, if it
    * is not ready within {@code timeoutMs}.
    */
+  /** Methods the agent used that Switchboard does not handle: each is logged once (at most 32 named). */
+  private final java.util.Set<String> unknownMethods = new java.util.HashSet<>();
+
   Future<Void> start(Callable<List<String>> argv, Path cwd, String owner, long timeoutMs) {
     peer = new JsonRpcPeer(tag, line -> process == null ? Future.failedFuture("not started") : process.write(line));
     peer.handler(new JsonRpcPeer.Handler() {
@@ -86,6 +89,13 @@ final class AgentProcess {
 
       @Override
       public Future<Object> request(String method, Object params, Future<Void> withdrawn) {
+        if (!ClientMethods.KNOWN.contains(method)) {
+          if (unknownMethods.add(method) && unknownMethods.size() <= 32) {
+            log.info("[{}] answered the agent's {} request method-not-found (Switchboard does not offer it)", tag,
+                method);
+          }
+          return Future.failedFuture(new JsonRpcError(JsonRpcError.METHOD_NOT_FOUND, "Method not found: " + method));
+        }
         AgentSession session = route(params);
         if (session == null) {
           return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS,
@@ -103,6 +113,9 @@ final class AgentProcess {
           } else {
             log.warn("[{}] ignored an update for a session it was not given", tag);
           }
+        } else if (unknownMethods.add(method) && unknownMethods.size() <= 32) {
+          // A notification of a newer protocol (or a stray one): nothing to answer; said once per method.
+          log.info("[{}] ignored the agent's {} notification (Switchboard does not handle it)", tag, method);
         }
       }
     });

@@ -34,6 +34,11 @@ final class ClientMethods {
     this.files = files;
   }
 
+  /** The client methods Switchboard offers an agent (docs: reference/acp-client.md). */
+  static final java.util.Set<String> KNOWN = java.util.Set.of("session/request_permission", "fs/read_text_file",
+      "fs/write_text_file", "terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill",
+      "terminal/release");
+
   /** A request of the agent for this session, from process {@code g}. */
   Future<Object> serve(AgentProcess g, String method, Object params) {
     return serve(g, method, params, io.vertx.core.Promise.<Void>promise().future());

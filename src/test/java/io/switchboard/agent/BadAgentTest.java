@@ -104,6 +104,7 @@ class BadAgentTest {
     String report = gateway.events(t).stream().map(JsonObject::encode).filter(e -> e.contains("REPORT:"))
         .findFirst().orElseThrow();
     assertTrue(report.contains("\\\"outcome\\\":\\\"cancelled\\\""), "the agent was answered cancelled: " + report);
+    assertTrue(report.contains("\\\"unknown\\\":-32601"), "a method it does not offer is answered -32601: " + report);
   }
 
   @Test
