@@ -79,6 +79,15 @@ final class AgentProcess {
   /** Methods the agent used that Switchboard does not handle: each is logged once (at most 32 named). */
   private final java.util.Set<String> unknownMethods = new java.util.HashSet<>();
 
+  /**
+   * Whether {@code method} is new here and may be logged. Only the first 100 characters of a name are
+   * kept: a name is the agent's text, and 32 of them must not hold 32 lines' worth of bytes.
+   */
+  private boolean unknownOnce(String method) {
+    String key = method.length() > 100 ? method.substring(0, 100) : method;
+    return unknownMethods.size() < 32 && unknownMethods.add(key);
+  }
+
   Future<Void> start(Callable<List<String>> argv, Path cwd, String owner, long timeoutMs) {
     peer = new JsonRpcPeer(tag, line -> process == null ? Future.failedFuture("not started") : process.write(line));
     peer.handler(new JsonRpcPeer.Handler() {
@@ -90,7 +99,7 @@ final class AgentProcess {
       @Override
       public Future<Object> request(String method, Object params, Future<Void> withdrawn) {
         if (!ClientMethods.KNOWN.contains(method)) {
-          if (unknownMethods.add(method) && unknownMethods.size() <= 32) {
+          if (unknownOnce(method)) {
             log.info("[{}] answered the agent's {} request method-not-found (Switchboard does not offer it)", tag,
                 method);
           }
@@ -113,7 +122,7 @@ final class AgentProcess {
           } else {
             log.warn("[{}] ignored an update for a session it was not given", tag);
           }
-        } else if (unknownMethods.add(method) && unknownMethods.size() <= 32) {
+        } else if (unknownOnce(method)) {
           // A notification of a newer protocol (or a stray one): nothing to answer; said once per method.
           log.info("[{}] ignored the agent's {} notification (Switchboard does not handle it)", tag, method);
         }
