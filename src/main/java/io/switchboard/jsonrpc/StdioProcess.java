@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 public final class StdioProcess {
   private static final Logger log = LoggerFactory.getLogger(StdioProcess.class);
   public static final long GRACE_MS = 2_000;
+  private static final long OUTPUT_END_WAIT_MS = 500;
   /** stderr lines of one process logged per minute (the rest counted), and the characters logged of each. */
   static final int STDERR_LOG_LINES_PER_MINUTE = 200;
   static final int STDERR_LOG_CHARS = 2_000;
@@ -36,6 +37,8 @@ public final class StdioProcess {
   private final LineChannel channel;
   private final Promise<Integer> exited = Promise.promise();
   private final Promise<Void> reaped = Promise.promise();
+  /** Its stdout read to the end: every line it wrote before exiting was handed over. */
+  private final Promise<Void> outputEnd = Promise.promise();
   private final ArrayDeque<String> stderrTail = new ArrayDeque<>();
   private final String tag;
   private final java.util.concurrent.CompletableFuture<Void> stderrEnd;
@@ -50,7 +53,23 @@ public final class StdioProcess {
     this.tree = tree;
     this.tag = tag;
     this.channel = new LineChannel(context, tag, process.getInputStream(), process.getOutputStream(),
-        limits.lineBytes(), limits.processQueueBytes(), listener);
+        limits.lineBytes(), limits.processQueueBytes(), new LineChannel.Listener() {
+          @Override
+          public void line(String line) {
+            listener.line(line);
+          }
+
+          @Override
+          public void oversize(long bytes) {
+            listener.oversize(bytes);
+          }
+
+          @Override
+          public void closed() {
+            outputEnd.tryComplete();
+            listener.closed();
+          }
+        });
     io.switchboard.logging.LogBudget stderrLog = new io.switchboard.logging.LogBudget(STDERR_LOG_LINES_PER_MINUTE);
     this.stderrEnd = LineChannel.drain(process.getErrorStream(), tag + "-stderr", line -> {
       if (stderrLog.take(log, tag, "stderr lines")) {
@@ -65,10 +84,14 @@ public final class StdioProcess {
     });
     process.onExit().thenAccept(p -> {
       channel.resume(); // a paused reader reads what is left and the end of the stream
-      context.runOnContext(v -> {
-        exited.tryComplete(p.exitValue());
-        reap();
-      });
+      // The exit is told only after the last lines it wrote (a request sent in the same breath as
+      // exiting must be registered, then ended by the exit, not lost behind it); a child that still
+      // holds its stdout open delays it by half a second at most.
+      context.runOnContext(v -> outputEnd.future().timeout(OUTPUT_END_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
+          .onComplete(x -> {
+            exited.tryComplete(p.exitValue());
+            reap();
+          }));
     });
     channel.start();
   }
