@@ -35,6 +35,16 @@
 //                   the question back with $/cancel_request while its card waits; reports the answers
 //   background      runs a terminal command that backgrounds children (one with setsid) and exits;
 //                   reports how long terminal/wait_for_exit took and the children's pids
+//   elicit-form     asks a structured question (elicitation/create, form mode: text, integer, enum,
+//                   boolean, a secret); reports the answer and whether the client advertised elicitation
+//   elicit-choice   asks a question with one required choice (red or green); reports the answer
+//   elicit-url      asks the person to visit a URL (URL mode) and never sends elicitation/complete;
+//                   reports the answer
+//   elicit-complete asks the person to visit a URL, then says it is complete (elicitation/complete)
+//                   before anyone answered; reports the answer
+//   elicit-withdraw asks a question, then takes it back with $/cancel_request; reports the answer
+//   elicit-exit     asks a question and exits in the same breath
+//   elicit-bad      asks with a schema no client can render (a nested object); reports the error
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
 'use strict';
 const { spawn } = require('child_process');
@@ -83,6 +93,57 @@ async function background(m) {
   const t0 = Date.now();
   const exit = await request('terminal/wait_for_exit', { sessionId, terminalId });
   const report = { waitedMs: Date.now() - t0, exit: exit.result };
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+let clientCapabilities = null;
+
+const ELICIT_FORM = { type: 'object', title: 'Deploy settings', properties: {
+  name: { type: 'string', title: 'Release name', minLength: 2, maxLength: 40 },
+  replicas: { type: 'integer', title: 'Replicas', minimum: 1, maximum: 5, default: 2 },
+  region: { type: 'string', title: 'Region', oneOf: [{ const: 'eu', title: 'Europe' }, { const: 'us', title: 'America' }] },
+  notify: { type: 'boolean', title: 'Notify the team' },
+  token: { type: 'string', title: 'Deploy token', writeOnly: true } },
+  required: ['name', 'region'] };
+
+async function elicit(m) {
+  const sessionId = m.params.sessionId;
+  const report = { advertised: clientCapabilities && clientCapabilities.elicitation || null };
+  const ask = (params) => {
+    const id = nextId++;
+    send({ id, method: 'elicitation/create', params: Object.assign({ sessionId }, params) });
+    return { id, answered: new Promise((resolve) => waiting.set(id, resolve)) };
+  };
+  let q;
+  if (mode === 'elicit-form') {
+    q = ask({ mode: 'form', message: 'How should I deploy?', requestedSchema: ELICIT_FORM });
+  } else if (mode === 'elicit-choice') {
+    q = ask({ mode: 'form', message: 'Which colour?', requestedSchema: { type: 'object', properties: {
+      colour: { type: 'string', enum: ['red', 'green'] } }, required: ['colour'] } });
+  } else if (mode === 'elicit-url' || mode === 'elicit-complete') {
+    q = ask({ mode: 'url', message: 'Sign in to the registry', elicitationId: 'login-1',
+      url: 'https://auth.example.com/device?code=ABCD' });
+    if (mode === 'elicit-complete') {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      send({ method: 'elicitation/complete', params: { elicitationId: 'login-1' } });
+    }
+  } else if (mode === 'elicit-withdraw') {
+    q = ask({ mode: 'form', message: 'A question taken back', requestedSchema: { type: 'object', properties: {
+      x: { type: 'string' } } } });
+    await new Promise((resolve) => setTimeout(resolve, Number(process.env.BAD_AGENT_WITHDRAW_MS || 300)));
+    send({ method: '$/cancel_request', params: { requestId: q.id } });
+  } else if (mode === 'elicit-exit') {
+    ask({ mode: 'form', message: 'Asked while dying', requestedSchema: { type: 'object', properties: {} } });
+    process.stdout.write('', () => process.exit(0));
+    return;
+  } else {
+    q = ask({ mode: 'form', message: 'A nested form', requestedSchema: { type: 'object', properties: {
+      inner: { type: 'object', properties: { a: { type: 'string' } } } } } });
+  }
+  const answer = await q.answered;
+  report.answer = answer.result || answer.error;
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
@@ -277,6 +338,7 @@ rl.on('line', (line) => {
   }
   switch (m.method) {
     case 'initialize':
+      clientCapabilities = m.params && m.params.clientCapabilities;
       if (mode === 'bad-version') {
         process.on('SIGTERM', () => {});
         if (process.env.BAD_AGENT_PIDS) fs.appendFileSync(process.env.BAD_AGENT_PIDS, process.pid + '\n');
@@ -332,6 +394,8 @@ rl.on('line', (line) => {
     case 'session/prompt':
       if (mode === 'withdraw') {
         withdraw(m);
+      } else if (mode.startsWith('elicit-')) {
+        elicit(m);
       } else if (mode === 'ask-exit') {
         ask(m.params.sessionId, 'ask-exit');
         // Exit as soon as the request is flushed to the pipe: no time for the gateway to answer.
