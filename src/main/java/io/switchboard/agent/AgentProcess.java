@@ -179,6 +179,21 @@ final class AgentProcess {
     });
   }
 
+  /**
+   * A request the gateway waits for at most {@code timeoutMs}: then it abandons it, and tells the
+   * agent so ({@code $/cancel_request}), rather than leave the agent working for nobody.
+   */
+  Future<Object> request(String method, Object params, long timeoutMs) {
+    io.vertx.core.Promise<Void> giveUp = io.vertx.core.Promise.promise();
+    long timer = context.owner().setTimer(timeoutMs, t -> giveUp.tryComplete());
+    return peer.request(method, params, giveUp.future())
+        .onComplete(x -> context.owner().cancelTimer(timer))
+        .recover(err -> Future.failedFuture(giveUp.future().isComplete()
+            ? new JsonRpcError(JsonRpcError.INTERNAL_ERROR, "the agent did not answer " + method + " within "
+                + Math.max(1, timeoutMs / 1000) + " s")
+            : err));
+  }
+
   private Future<Void> initialize() {
     JsonObject params = new JsonObject().put("protocolVersion", AgentSession.PROTOCOL_VERSION)
         .put("clientCapabilities", new JsonObject()

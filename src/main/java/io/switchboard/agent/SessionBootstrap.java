@@ -174,7 +174,7 @@ final class SessionBootstrap {
       importHistory = false;
       p.bind(acpSessionId, session);
       replaying = false;
-      return p.peer.request("session/load", params)
+      return p.request("session/load", params, startTimeoutMs)
           .compose(result -> session.options().apply(p, result))
           .recover(err -> freshSession(p, "The agent could not open that session (" + session.describe(err)
               + "); a new one was started."));
@@ -186,7 +186,7 @@ final class SessionBootstrap {
     }
     if (sessionCaps.getValue("resume") != null && !Boolean.FALSE.equals(sessionCaps.getValue("resume"))) {
       p.bind(acpSessionId, session);
-      return p.peer.request("session/resume", params)
+      return p.request("session/resume", params, startTimeoutMs)
           .compose(result -> session.options().apply(p, result))
           .recover(err -> freshSession(p, "The agent could not resume the previous session ("
               + session.describe(err) + "); a new one was started."));
@@ -194,7 +194,7 @@ final class SessionBootstrap {
     if (canLoad) {
       p.bind(acpSessionId, session);
       replaying = true; // the agent replays the history, which the transcript already has
-      return p.peer.request("session/load", params)
+      return p.request("session/load", params, startTimeoutMs)
           .compose(result -> replayTail().compose(v -> session.options().apply(p, result)), err -> {
             replaying = false;
             return Future.failedFuture(err);
@@ -242,8 +242,8 @@ final class SessionBootstrap {
 
   private Future<Void> freshSession(AgentProcess p, String note) {
     JsonObject params = sessionParams();
-    return p.peer.request("session/new", params)
-        .recover(err -> session.authenticateAndRetry(err, () -> p.peer.request("session/new", params)))
+    return p.request("session/new", params, startTimeoutMs)
+        .recover(err -> session.authenticateAndRetry(err, () -> p.request("session/new", params, startTimeoutMs)))
         .compose(result -> {
           Object id = JsonRpcPeer.object(result).getValue("sessionId");
           if (!(id instanceof String s) || s.isEmpty()) {

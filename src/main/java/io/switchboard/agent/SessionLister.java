@@ -12,7 +12,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Asks an agent which of its sessions were begun in a project's folder (ACP {@code session/list},
@@ -59,7 +58,7 @@ final class SessionLister {
       if (cursor != null) {
         params.put("cursor", cursor);
       }
-      return p.peer.request("session/list", params).timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      return p.request("session/list", params, timeoutMs)
           .map(result -> checked(JsonRpcPeer.object(result), folder));
     }).onComplete(done -> p.stop());
   }

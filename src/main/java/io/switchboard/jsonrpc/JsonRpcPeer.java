@@ -66,10 +66,29 @@ public final class JsonRpcPeer {
 
   /** Sends a request; the future fails with {@link JsonRpcError} if the peer answers an error. */
   public Future<Object> request(String method, Object params) {
+    return request(method, params, null);
+  }
+
+  /**
+   * The same; when {@code giveUp} completes before the answer, the request is abandoned: the peer is
+   * sent {@code $/cancel_request} for it (so it may stop the work), the future fails saying so, and a
+   * late answer is ignored.
+   */
+  public Future<Object> request(String method, Object params, Future<?> giveUp) {
     if (closed) {
       return Future.failedFuture(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, name + " is closed"));
     }
     long id = nextId++;
+    if (giveUp != null) {
+      giveUp.onComplete(x -> {
+        Promise<Object> p = pending.remove(Long.toString(id));
+        if (p != null) {
+          notify("$/cancel_request", new JsonObject().put("requestId", id));
+          p.tryFail(new JsonRpcError(JsonRpcError.INTERNAL_ERROR, name + ": gave up waiting for the answer to "
+              + method));
+        }
+      });
+    }
     Promise<Object> promise = Promise.promise();
     pending.put(Long.toString(id), promise);
     JsonObject message = new JsonObject().put("jsonrpc", "2.0").put("id", id).put("method", method);

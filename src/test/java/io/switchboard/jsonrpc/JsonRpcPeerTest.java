@@ -48,6 +48,24 @@ class JsonRpcPeerTest {
     assertEquals(new JsonObject().put("ok", true), ours.result());
   }
 
+  /** A request the gateway gives up on is withdrawn from the agent ($/cancel_request), and its late answer ignored. */
+  @Test
+  void anAbandonedRequestIsWithdrawnFromThePeerOnceAndItsLateAnswerIgnored() {
+    io.vertx.core.Promise<Void> giveUp = io.vertx.core.Promise.promise();
+    Future<Object> abandoned = peer.request("session/list", new JsonObject(), giveUp.future());
+    Future<Object> other = peer.request("session/new", new JsonObject(), io.vertx.core.Promise.<Void>promise().future());
+    giveUp.complete();
+    assertTrue(abandoned.failed() && abandoned.cause().getMessage().contains("gave up"), String.valueOf(abandoned));
+    assertEquals(new JsonObject().put("jsonrpc", "2.0").put("method", "$/cancel_request")
+        .put("params", new JsonObject().put("requestId", 0)), written.get(2));
+    peer.receive("{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"sessions\":[]}}"); // too late: nothing waits
+    assertEquals(1, peer.pendingRequests(), "only the other request still waits");
+    peer.receive("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"sessionId\":\"s\"}}");
+    assertEquals(new JsonObject().put("sessionId", "s"), other.result());
+    giveUp.tryComplete();
+    assertEquals(3, written.size(), "one withdrawal, not two");
+  }
+
   @Test
   void errorResponsesFailTheRequestWithTheirCode() {
     Future<Object> ours = peer.request("session/prompt", new JsonObject());
