@@ -44,6 +44,8 @@
 //                   before anyone answered; reports the answer
 //   elicit-withdraw asks a question, then takes it back with $/cancel_request; reports the answer
 //   elicit-exit     asks a question and exits in the same breath
+//   lifecycle       offers session/close and session/delete; writes every method it is sent to the
+//                   file named by BAD_AGENT_LOG, one "method sessionId" a line
 //   elicit-bad      asks with a schema no client can render (a nested object); reports the error
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
 'use strict';
@@ -341,9 +343,17 @@ rl.on('line', (line) => {
     if (resolve) resolve(m);
     return;
   }
+  if (process.env.BAD_AGENT_LOG && m.method) {
+    fs.appendFileSync(process.env.BAD_AGENT_LOG, m.method + ' ' + ((m.params && m.params.sessionId) || '') + '\n');
+  }
   switch (m.method) {
     case 'initialize':
       clientCapabilities = m.params && m.params.clientCapabilities;
+      if (mode === 'lifecycle') {
+        send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { sessionCapabilities: {
+          close: {}, delete: {} } }, authMethods: [] } });
+        break;
+      }
       if (mode === 'bad-version') {
         process.on('SIGTERM', () => {});
         if (process.env.BAD_AGENT_PIDS) fs.appendFileSync(process.env.BAD_AGENT_PIDS, process.pid + '\n');
@@ -390,6 +400,10 @@ rl.on('line', (line) => {
       }, 40);
       break;
     }
+    case 'session/close':
+    case 'session/delete':
+      send({ id: m.id, result: {} });
+      break;
     case 'session/cancel':
       if (pendingPrompt !== null) {
         send({ id: pendingPrompt, result: { stopReason: 'cancelled' } });
@@ -399,6 +413,8 @@ rl.on('line', (line) => {
     case 'session/prompt':
       if (mode === 'withdraw') {
         withdraw(m);
+      } else if (mode === 'lifecycle') {
+        send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode.startsWith('elicit-')) {
         elicit(m);
       } else if (mode === 'ask-exit') {

@@ -101,16 +101,23 @@ final class AgentPool {
     return sessions.computeIfAbsent(threadId, id -> create.get());
   }
 
-  /** Forgets a thread's session and closes it (its own process stops). */
-  Future<Void> remove(String threadId) {
+  /**
+   * Forgets a thread's session and closes it (its own process stops); {@code deleting}: the thread
+   * is being deleted, and so is the agent's session where it can.
+   */
+  Future<Void> remove(String threadId, boolean deleting) {
     AgentSession s = sessions.remove(threadId);
-    return s == null ? Future.succeededFuture() : forget(s);
+    return s == null ? Future.succeededFuture() : forget(s, deleting);
   }
 
   /** Closes a session the pool no longer holds; its thread's next session starts once this is done. */
   private Future<Void> forget(AgentSession s) {
+    return forget(s, false);
+  }
+
+  private Future<Void> forget(AgentSession s, boolean deleting) {
     sessions.remove(s.threadId(), s);
-    Future<Void> closed = s.close();
+    Future<Void> closed = s.close(deleting);
     closing.put(s.threadId(), closed);
     closed.onComplete(x -> closing.remove(s.threadId(), closed));
     return closed;

@@ -261,6 +261,31 @@ final class AgentProcess {
     return bySessionId.get(acpSessionId);
   }
 
+  /** How long an agent may take to close or delete a session before it is stopped anyway. */
+  static final long END_SESSION_MS = 2_000;
+
+  /**
+   * Tells the agent a session it has open is done, where it says it can hear it: {@code session/delete}
+   * when its thread is deleted, else {@code session/close} (an idle stop, an eviction, the gateway
+   * stopping). Never fails, and waits {@link #END_SESSION_MS} at most: a stop must not hang on it.
+   */
+  Future<Void> endSession(String acpSessionId, boolean deleting) {
+    JsonObject caps = capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
+    String method = deleting && supports(caps, "delete") ? "session/delete"
+        : supports(caps, "close") ? "session/close" : null;
+    if (method == null || acpSessionId == null || exited || !open.contains(acpSessionId)) {
+      return Future.succeededFuture();
+    }
+    open.remove(acpSessionId);
+    return request(method, new JsonObject().put("sessionId", acpSessionId), END_SESSION_MS)
+        .onFailure(err -> log.info("[{}] {} of session {} failed: {}", tag, method, acpSessionId, err.getMessage()))
+        .<Void>mapEmpty().otherwiseEmpty();
+  }
+
+  private static boolean supports(JsonObject caps, String what) {
+    return caps.getValue(what) != null && !Boolean.FALSE.equals(caps.getValue(what));
+  }
+
   /** The agent has {@code acpSessionId} open: a session that attaches to it again needs no load. */
   void opened(String acpSessionId) {
     open.add(acpSessionId);

@@ -110,7 +110,7 @@ public final class AgentRoom extends VerticleBase {
       m.reply(new JsonObject().put("cancelled", s != null && s.cancel()));
     }));
     scope.<JsonObject>serve(bus, Addresses.AGENT_STOP, m -> withThreadId(m, id ->
-        pool.remove(id).onComplete(x -> m.reply(new JsonObject()))));
+        pool.remove(id, Boolean.TRUE.equals(m.body().getValue("delete"))).onComplete(x -> m.reply(new JsonObject()))));
     scope.<JsonObject>serve(bus, Addresses.AGENT_STATUS, this::status);
     scope.<JsonObject>serve(bus, Addresses.AGENT_SESSIONS, this::sessions);
     scope.<JsonObject>serve(bus, Addresses.AGENT_OPEN, m -> {

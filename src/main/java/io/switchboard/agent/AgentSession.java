@@ -224,17 +224,30 @@ final class AgentSession {
    * own process is stopped; a shared one goes on serving the others.
    */
   Future<Void> close() {
+    return close(false);
+  }
+
+  /**
+   * The same; {@code deleting}: its thread is being deleted, so the agent is asked to delete the
+   * session ({@code session/delete}) rather than only close it ({@code session/close}), where it can.
+   */
+  Future<Void> close(boolean deleting) {
     closed = true;
     turns.drop();
     pool.withdraw(this);
     AgentProcess p = current;
-    if (p != null && p.shared && acpSessionId != null && (turns.current() != null || asking > 0)) {
+    boolean busy = turns.current() != null || asking > 0;
+    if (p != null && p.shared && acpSessionId != null && busy) {
       // The process goes on serving others: this session's turn and questions end here.
       p.peer.notify("session/cancel", new JsonObject().put("sessionId", acpSessionId));
       publishSessionCancelled();
     }
     detach();
-    return p == null || p.shared ? Future.succeededFuture() : p.stop().mapEmpty();
+    if (p == null) {
+      return Future.succeededFuture();
+    }
+    Future<Void> said = busy ? Future.succeededFuture() : p.endSession(acpSessionId, deleting);
+    return p.shared ? said : said.eventually(() -> p.stop()).mapEmpty();
   }
 
   /** No longer served by {@link #current}: its terminals end. */

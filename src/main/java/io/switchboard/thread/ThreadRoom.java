@@ -692,7 +692,7 @@ public final class ThreadRoom extends VerticleBase {
       // A project's folder is the person's: only a scratch workspace is removed here; a worktree is
       // discarded by the project room (its work kept under an archive ref first).
       boolean worktree = t.branch != null && !"discarded".equals(t.worktreeState);
-      bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id))
+      bus.request(Addresses.AGENT_STOP, new JsonObject().put("threadId", t.id).put("delete", true))
           .compose(x -> worktree ? markLeaving(t, "discarding").compose(y -> bus.request(Addresses.PROJECT_DISCARD,
               t.worktreeFacts(), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
               : Future.succeededFuture())

@@ -107,6 +107,37 @@ class BadAgentTest {
     assertTrue(report.contains("\\\"unknown\\\":-32601"), "a method it does not offer is answered -32601: " + report);
   }
 
+  /**
+   * An agent that can close and delete sessions is told when one is done: a deleted thread's session
+   * is deleted (session/delete), and a stop closes the others (session/close) before the process ends.
+   */
+  @Test
+  void aDeletedThreadDeletesTheAgentsSessionAndAStopClosesTheOthers(Vertx vertx) throws Exception {
+    Path log = dir.resolve("methods.log");
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "lifecycle"),
+            java.util.Map.of("BAD_AGENT_LOG", log.toString()), null, null,
+            io.switchboard.process.Sandbox.Mode.NONE)).start(); // unconfined: it writes its log outside its workspace
+    String deleted = gateway.thread("bad", "web");
+    gateway.prompt(deleted, "hello");
+    assertEquals("end_turn", gateway.awaitTurnEnd(deleted, 1));
+    PermissionHarness.await(vertx.eventBus().request(Addresses.THREAD_ARCHIVE, new JsonObject()
+        .put("threadId", deleted)));
+    PermissionHarness.await(vertx.eventBus().request(Addresses.THREAD_DELETE, new JsonObject()
+        .put("threadId", deleted)));
+    List<String> first = Files.readAllLines(log);
+    assertTrue(first.contains("session/delete bad-session"), "the session deleted: " + first);
+    assertTrue(first.stream().noneMatch(l -> l.startsWith("session/close")), "deleted, not only closed: " + first);
+
+    String kept = gateway.thread("bad", "web");
+    gateway.prompt(kept, "hello");
+    assertEquals("end_turn", gateway.awaitTurnEnd(kept, 1));
+    gateway.close();
+    gateway = null;
+    List<String> all = Files.readAllLines(log);
+    assertEquals("session/close bad-session", all.get(all.size() - 1), "closed as the gateway stopped: " + all);
+  }
+
   @Test
   void aRequestAskedInTheSameBreathAsTheExitEndsAgentExitedEveryTime(Vertx vertx) {
     String t = thread(vertx, "ask-exit");
