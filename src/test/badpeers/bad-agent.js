@@ -144,6 +144,11 @@ async function elicit(m) {
   }
   const answer = await q.answered;
   report.answer = answer.result || answer.error;
+  const content = report.answer.content;
+  if (content && typeof content.token === 'string') {
+    // What the agent writes ends up in the transcript: it says it got the secret, not what it is.
+    content.token = 'received ' + content.token.length + ' characters';
+  }
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });

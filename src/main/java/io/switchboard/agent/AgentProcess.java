@@ -71,11 +71,6 @@ final class AgentProcess {
         generation.lastIndexOf('/') + 1);
   }
 
-  /**
-   * Spawns it ({@code argv} is computed on a worker thread: it may create the workspace and resolve
-   * links) and says {@code initialize}; fails, with the last lines of its stderr when it died, if it
-   * is not ready within {@code timeoutMs}.
-   */
   /** Methods the agent used that Switchboard does not handle: each is logged once (at most 32 named). */
   private final java.util.Set<String> unknownMethods = new java.util.HashSet<>();
 
@@ -88,6 +83,11 @@ final class AgentProcess {
     return unknownMethods.size() < 32 && unknownMethods.add(key);
   }
 
+  /**
+   * Spawns it ({@code argv} is computed on a worker thread: it may create the workspace and resolve
+   * links) and says {@code initialize}; fails, with the last lines of its stderr when it died, if it
+   * is not ready within {@code timeoutMs}.
+   */
   Future<Void> start(Callable<List<String>> argv, Path cwd, String owner, long timeoutMs) {
     peer = new JsonRpcPeer(tag, line -> process == null ? Future.failedFuture("not started") : process.write(line));
     peer.handler(new JsonRpcPeer.Handler() {
@@ -121,6 +121,13 @@ final class AgentProcess {
             session.update(params);
           } else {
             log.warn("[{}] ignored an update for a session it was not given", tag);
+          }
+        } else if (method.equals("elicitation/complete")) {
+          // Scoped to this process: an id the agent chose ends only a question this process asked.
+          Object id = JsonRpcPeer.object(params).getValue("elicitationId");
+          if (id instanceof String s && !s.isEmpty()) {
+            context.owner().eventBus().send(io.switchboard.bus.Addresses.PERMISSION_COMPLETE,
+                new io.vertx.core.json.JsonObject().put("generation", generation).put("elicitationId", s));
           }
         } else if (unknownOnce(method)) {
           // A notification of a newer protocol (or a stray one): nothing to answer; said once per method.
@@ -176,7 +183,9 @@ final class AgentProcess {
     JsonObject params = new JsonObject().put("protocolVersion", AgentSession.PROTOCOL_VERSION)
         .put("clientCapabilities", new JsonObject()
             .put("fs", new JsonObject().put("readTextFile", true).put("writeTextFile", true))
-            .put("terminal", true))
+            .put("terminal", true)
+            // Questions: a form the page draws (chats answer its choices), or a URL to open.
+            .put("elicitation", new JsonObject().put("form", new JsonObject()).put("url", new JsonObject())))
         .put("clientInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard")
             .put("version", version()));
     return peer.request("initialize", params).compose(result -> {

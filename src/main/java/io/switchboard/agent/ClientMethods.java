@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ACP client methods the agent calls on one session: {@code session/request_permission} (asked
- * of the permission room), {@code fs/*} (confined to the workspace, one at a time off the event
+ * The ACP client methods the agent calls on one session: {@code session/request_permission} and
+ * {@code elicitation/create} (asked of the permission room), {@code fs/*} (confined to the workspace, one at a time off the event
  * loop) and {@code terminal/*} (the session's {@link Terminals}). Lives on the agent room's event loop.
  */
 final class ClientMethods {
@@ -35,7 +35,8 @@ final class ClientMethods {
   }
 
   /** The client methods Switchboard offers an agent (docs: reference/acp-client.md). */
-  static final java.util.Set<String> KNOWN = java.util.Set.of("session/request_permission", "fs/read_text_file",
+  static final java.util.Set<String> KNOWN = java.util.Set.of("session/request_permission", "elicitation/create",
+      "fs/read_text_file",
       "fs/write_text_file", "terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill",
       "terminal/release");
 
@@ -56,6 +57,7 @@ final class ClientMethods {
         session.asked(g);
         yield permission(g, p, withdrawn).onComplete(x -> session.answered());
       }
+      case "elicitation/create" -> question(g, p, withdrawn);
       case "fs/read_text_file" -> files.run(() -> (Object) new JsonObject().put("content",
           alive(g).read(p.getValue("path"), integer(p.getValue("line")), integer(p.getValue("limit")))));
       case "fs/write_text_file" -> files.run(() -> {
@@ -85,33 +87,10 @@ final class ClientMethods {
     String toolCallId = id instanceof String s && !s.isEmpty() ? s : "permission-" + System.nanoTime();
     // Some agents announce the tool call first, others only here: show what is known of it.
     JsonObject toolCall = session.toolCalls().asked(toolCallId, asked);
-    // The session is the one this gateway opened, never the id the agent writes: a request under a
-    // foreign id must still end with this session's cancel.
-    String sessionId = session.acpSessionId() != null ? session.acpSessionId() : "unopened";
-    boolean afterCancel = session.cancelling();
-    String threadId = session.threadId();
-    return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
-        .compose(thread -> {
-          JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
-              .put("agentId", session.spec().id()).put("generation", g.generation).put("toolCall", toolCall)
-              .put("options", p.getValue("options"))
-              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
-              .put("startedBy", thread.body().getString("startedBy"))
-              .put("projectId", thread.body().getString("project"))
-              .put("cwd", workspace.root().toAbsolutePath().toString()); // what rules resolve paths against
-          Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
-              Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
-          // The agent took its question back: the request ends "withdrawn", once, and every card says so.
-          withdrawn.onSuccess(v -> bus.send(Addresses.PERMISSION_WITHDRAW, new JsonObject().put("threadId", threadId)
-              .put("generation", g.generation).put("toolCallId", toolCallId)));
-          if (afterCancel) {
-            session.publishSessionCancelled(); // asked after the user stopped the turn: it ends cancelled too
-          }
-          return outcome;
-        })
+    return ask(g, toolCall, p.getValue("options"), withdrawn)
         .map(outcome -> {
           if ("expired".equals(outcome.getString("outcome"))) {
-            expired(toolCall, outcome);
+            expired("permission request", toolCall, outcome);
           }
           // An expiry with a reject option answers it (never an allow); otherwise the agent hears cancelled.
           boolean chosen = "selected".equals(outcome.getString("outcome"))
@@ -132,12 +111,78 @@ final class ClientMethods {
         });
   }
 
+  /**
+   * An {@code elicitation/create}: a question asked of a person through the permission room, so it
+   * ends exactly once as a permission request does. The agent gets {@code {action, content?}}: the
+   * person's accept (with the form's content), decline or cancel; every other end is a cancel.
+   */
+  private Future<Object> question(AgentProcess g, JsonObject p, Future<Void> withdrawn) {
+    JsonObject question;
+    try {
+      question = io.switchboard.permission.Question.fromAgent(p);
+    } catch (IllegalArgumentException e) {
+      session.emit(AgentSession.error("The agent asked a question Switchboard cannot show (" + e.getMessage()
+          + "); it was told its request is invalid."));
+      return Future.failedFuture(new JsonRpcError(JsonRpcError.INVALID_PARAMS, "elicitation/create: "
+          + e.getMessage()));
+    }
+    JsonObject toolCall = io.switchboard.permission.Question.toolCall("question-" + System.nanoTime(), question);
+    session.asked(g);
+    return ask(g, toolCall, io.switchboard.permission.Question.options(question), withdrawn)
+        .map(outcome -> {
+          if ("expired".equals(outcome.getString("outcome"))) {
+            expired("question", toolCall, outcome);
+          }
+          String action = "selected".equals(outcome.getString("outcome")) ? outcome.getString("kind") : "cancel";
+          JsonObject result = new JsonObject().put("action", action);
+          if ("accept".equals(action) && outcome.getValue("content") instanceof JsonObject content) {
+            result.put("content", content);
+          }
+          return (Object) result;
+        })
+        .recover(err -> {
+          log.error("[{}] question failed", session.tag(), err);
+          return Future.succeededFuture(new JsonObject().put("action", "cancel"));
+        })
+        .onComplete(x -> session.answered());
+  }
+
+  /** Registers a request with the permission room; completes with its outcome once it ended. */
+  private Future<JsonObject> ask(AgentProcess g, JsonObject toolCall, Object options, Future<Void> withdrawn) {
+    String toolCallId = toolCall.getString("toolCallId");
+    // The session is the one this gateway opened, never the id the agent writes: a request under a
+    // foreign id must still end with this session's cancel.
+    String sessionId = session.acpSessionId() != null ? session.acpSessionId() : "unopened";
+    boolean afterCancel = session.cancelling();
+    String threadId = session.threadId();
+    return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
+        .compose(thread -> {
+          JsonObject request = new JsonObject().put("threadId", threadId).put("sessionId", sessionId)
+              .put("agentId", session.spec().id()).put("generation", g.generation).put("toolCall", toolCall)
+              .put("options", options)
+              .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
+              .put("startedBy", thread.body().getString("startedBy"))
+              .put("projectId", thread.body().getString("project"))
+              .put("cwd", workspace.root().toAbsolutePath().toString()); // what rules resolve paths against
+          Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
+              Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));
+          // The agent took its question back: the request ends "withdrawn", once, and every card says so.
+          withdrawn.onSuccess(v -> bus.send(Addresses.PERMISSION_WITHDRAW, new JsonObject().put("threadId", threadId)
+              .put("generation", g.generation).put("toolCallId", toolCallId)));
+          if (afterCancel) {
+            session.publishSessionCancelled(); // asked after the user stopped the turn: it ends cancelled too
+          }
+          return outcome;
+        });
+  }
+
   /** A deadline passed: the thread says so, and {@code cancelTurn} stops the turn it waited in. */
-  private void expired(JsonObject toolCall, JsonObject outcome) {
+  private void expired(String what, JsonObject toolCall, JsonObject outcome) {
     boolean stop = "cancelTurn".equals(outcome.getString("onExpiry"));
-    session.emit(AgentSession.system("The permission request \u201c" + toolCall.getString("title", "a tool call")
+    session.emit(AgentSession.system("The " + what + " \u201c" + toolCall.getString("title", "a tool call")
         + "\u201d expired unanswered (" + outcome.getString("rule") + "): "
         + (stop ? "the turn was stopped." : outcome.getString("optionId") != null ? "the agent was told no."
+            : what.equals("question") ? "the agent was told it was cancelled."
             : "the agent was told it was cancelled (it offered no way to say no).")));
     if (stop) {
       session.cancel();

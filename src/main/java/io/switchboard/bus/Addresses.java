@@ -27,6 +27,11 @@ public final class Addresses {
    * the request of that process and tool call ends {@code withdrawn}.
    */
   public static final String PERMISSION_WITHDRAW = "sb.permission.withdraw";
+  /**
+   * {@code {generation, elicitationId}}: the agent says a URL question is complete
+   * ({@code elicitation/complete}): that process's question still waiting ends {@code completed}.
+   */
+  public static final String PERMISSION_COMPLETE = "sb.permission.complete";
   /** {@code {ruleId, by}}: revokes a rule (a new version); the very next request no longer sees it. */
   public static final String PERMISSION_RULES_REVOKE = "sb.permission.rules.revoke";
   /** Counts and the age of the oldest pending request; also a liveness probe. */

@@ -4,11 +4,11 @@ import io.vertx.core.json.JsonObject;
 
 /**
  * A checked {@code sb.permission.answer} body: which request, the option chosen, the surface it
- * came from, who answered (when the surface can say), the answer's key, and for a chat's tap its
- * plugin's approver settings.
+ * came from, who answered (when the surface can say), the answer's key, for a chat's tap its
+ * plugin's approver settings, and for a question the form's content.
  */
 record Answer(String requestId, String optionId, String surface, String user, String answerKey, ChatApproval chat,
-              Grant grant) {
+              Grant grant, Object content) {
   /**
    * "Always" made a gateway grant: how far it reaches ({@code thread}, {@code project}, {@code agent}),
    * how long it lives ({@code thread}: as long as the thread; {@code day}; {@code forever}: until
@@ -74,12 +74,13 @@ record Answer(String requestId, String optionId, String surface, String user, St
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad answer: " + e.getMessage(), e);
     }
-    return new Answer(id, optionId, surface, (String) user, (String) key, chat, grant);
+    // A question's filled form: checked against its schema by the room, which knows the question.
+    return new Answer(id, optionId, surface, (String) user, (String) key, chat, grant, b.getValue("content"));
   }
 
   /** The same answer recorded as by {@code who} (a chat's verdict names the tapper). */
   Answer by(String who) {
-    return new Answer(requestId, optionId, surface, who, answerKey, chat, grant);
+    return new Answer(requestId, optionId, surface, who, answerKey, chat, grant, content);
   }
 
   private static String text(JsonObject b, String field) {

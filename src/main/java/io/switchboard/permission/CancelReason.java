@@ -3,7 +3,7 @@ package io.switchboard.permission;
 import io.vertx.core.json.JsonObject;
 
 /**
- * Why a permission request ended without an answer: the slug the ledger keeps and the words a
+ * Why a permission request (or a question) ended without an answer: the slug the ledger keeps and the words a
  * person reads, in IM chats and in the web page (which gets them from {@code GET /api/reasons}).
  */
 public enum CancelReason {
@@ -19,7 +19,9 @@ public enum CancelReason {
   /** The ledger could not record the request: it was never shown, and has no row (nothing to void). */
   NOT_RECORDED("not-recorded", "it could not be recorded"),
   /** The agent took its own question back ({@code $/cancel_request}). */
-  WITHDRAWN("withdrawn", "the agent withdrew its question");
+  WITHDRAWN("withdrawn", "the agent withdrew its question"),
+  /** The agent said the interaction at a question's URL is complete ({@code elicitation/complete}). */
+  COMPLETED("completed", "the agent said it is done");
 
   private final String slug;
   private final String words;

@@ -172,6 +172,8 @@ public final class PermissionRoom extends VerticleBase {
     /** What its plan says, and its steps still to do, earliest first. */
     final Attention.Resolved plan;
     final java.util.ArrayDeque<Attention.Step> steps = new java.util.ArrayDeque<>();
+    /** A question's accepted content, secrets included: for the agent's reply only, never kept. */
+    JsonObject agentContent;
 
     Pending(String id, Registration reg, long createdAt, Attention.Resolved plan) {
       this.id = id;
@@ -232,6 +234,7 @@ public final class PermissionRoom extends VerticleBase {
       }
       scope.<JsonObject>serve(bus, Addresses.SESSION_CANCELLED, m -> sessionCancelled(m.body()));
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_WITHDRAW, m -> withdrawn(m.body()));
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_COMPLETE, m -> completed(m.body()));
       scope.<JsonObject>serve(bus, Addresses.AGENT_EXITED, m -> agentExited(m.body()));
     });
   }
@@ -302,7 +305,8 @@ public final class PermissionRoom extends VerticleBase {
     // decided by a rule: the chats are not told a rule answered what was in fact cancelled.
     boolean endsAnyway = overLimit || closing || edgeless || p.eligible.isEmpty()
         || reg.generation() != null && exitedGenerations.contains(reg.generation());
-    io.switchboard.rules.RuleBook.Decision decision = endsAnyway ? null : decide(p, now);
+    // A question is never answered by a rule: only a person knows what to fill in.
+    io.switchboard.rules.RuleBook.Decision decision = endsAnyway || reg.question() != null ? null : decide(p, now);
     JsonObject ruled = decision == null ? null : ruledOutcome(p, decision);
     JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
     if (ruled != null) {
@@ -386,6 +390,11 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.NOT_ELIGIBLE.fail(message, "surface " + surface + " may not answer request " + id);
       return;
     }
+    JsonObject question = p.reg.question();
+    if (question != null) {
+      answerQuestion(message, p, a, question);
+      return;
+    }
     JsonObject option = p.reg.option(optionId);
     if (option == null) {
       note(p.id, "rejected", surface, user, "invalid_option:" + optionId);
@@ -430,6 +439,46 @@ public final class PermissionRoom extends VerticleBase {
       outcome.put("grant", new JsonObject().put("ruleId", granted.getString("ruleId")));
     }
     end(p, outcome, a.answerKey()).onComplete(done -> message.reply(new JsonObject().put("requestId", id)
+        .put("outcome", outcome)));
+  }
+
+  /**
+   * A question's answer: one of the options it offers, and for {@code accept} a form's content that
+   * its schema allows (checked here, whatever the page checked). The ledger and the surfaces keep the
+   * answer without the fields the schema marks secret; only the agent gets those.
+   */
+  private void answerQuestion(Message<JsonObject> message, Pending p, Answer a, JsonObject question) {
+    String optionId = a.optionId();
+    JsonObject option = p.reg.option(optionId);
+    if (option == null || a.grant() != null) {
+      note(p.id, "rejected", a.surface(), a.user(), "invalid_option:" + optionId);
+      ErrorCode.INVALID_OPTION.fail(message, a.grant() != null ? "a question's answer makes no grant"
+          : "question " + p.id + " offers no option \"" + optionId + "\"");
+      return;
+    }
+    JsonObject content;
+    try {
+      content = Question.content(question, optionId, a.content());
+    } catch (IllegalArgumentException e) {
+      String why = e.getMessage().length() > 300 ? e.getMessage().substring(0, 300) + "\u2026" : e.getMessage();
+      note(p.id, "rejected", a.surface(), a.user(), "invalid_content: " + why);
+      log.warn("question {} of thread {}: an answer from surface {} refused: {}", p.id, p.reg.threadId(),
+          a.surface(), why);
+      ErrorCode.BAD_REQUEST.fail(message, why);
+      return;
+    }
+    JsonObject answeredBy = new JsonObject().put("surface", a.surface());
+    if (a.user() != null) {
+      answeredBy.put("user", a.user());
+    }
+    JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
+        .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
+    JsonObject kept = Question.kept(question, content);
+    if (kept != null) {
+      outcome.put("answer", kept);
+    }
+    p.agentContent = content;
+    end(p, outcome, a.answerKey()).onComplete(done -> message.reply(new JsonObject().put("requestId", p.id)
         .put("outcome", outcome)));
   }
 
@@ -620,6 +669,18 @@ public final class PermissionRoom extends VerticleBase {
         && (generation == null || generation.equals(p.reg.generation())), WITHDRAWN);
   }
 
+  /** The agent says a URL question's interaction is done: that process's question still waiting ends. */
+  private void completed(JsonObject fact) {
+    String elicitationId = fact == null ? null : stringField(fact, "elicitationId");
+    String generation = fact == null ? null : stringField(fact, "generation");
+    if (generation == null || elicitationId == null) {
+      log.warn("ignored a completion without generation and elicitationId: {}", fact);
+      return;
+    }
+    endAll(p -> generation.equals(p.reg.generation()) && p.reg.question() != null
+        && elicitationId.equals(p.reg.question().getString("elicitationId")), CancelReason.COMPLETED.slug());
+  }
+
   private void agentExited(JsonObject fact) {
     String threadId = fact == null ? null : stringField(fact, "threadId");
     if (threadId == null) {
@@ -677,6 +738,7 @@ public final class PermissionRoom extends VerticleBase {
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
         .put("outcome", outcome)
+        .put("answer", outcome.getJsonObject("answer"))
         .put("answerKey", answerKey)
         .put("endedAt", endedAt);
     JsonObject fact = endedFact(p.id, p.reg.threadId(), p.reg.sessionId(), p.reg.toolCallId(), outcome, endedAt,
@@ -689,7 +751,7 @@ public final class PermissionRoom extends VerticleBase {
             err.getMessage()))
         .transform(written -> {
           // The human's answer (or the cancellation) must reach the agent even if the disk failed.
-          p.outcome.complete(outcome);
+          p.outcome.complete(p.agentContent == null ? outcome : outcome.copy().put("content", p.agentContent));
           publish(selected ? Addresses.PERMISSION_RESOLVED : Addresses.PERMISSION_CANCELLED, fact);
           return Future.succeededFuture(fact);
         });

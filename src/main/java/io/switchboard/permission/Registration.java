@@ -51,6 +51,9 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     if (!(toolCall.getValue("toolCallId") instanceof String id) || id.isEmpty()) {
       throw new IllegalArgumentException("toolCall.toolCallId must be a non-empty string");
     }
+    // A question (elicitation) offers the answers Question makes; a permission request, the agent's options.
+    Set<String> kinds = Question.KIND.equals(toolCall.getValue("kind")) && toolCall.getValue("question") instanceof JsonObject
+        ? Question.OPTION_KINDS : OPTION_KINDS;
     if (!(body.getValue("options") instanceof JsonArray options) || options.isEmpty()) {
       throw new IllegalArgumentException("options must be a non-empty array");
     }
@@ -68,8 +71,8 @@ record Registration(String threadId, String sessionId, String agentId, String ge
       if (!(option.getValue("name") instanceof String)) {
         throw new IllegalArgumentException("options[" + i + "].name must be a string");
       }
-      if (!(option.getValue("kind") instanceof String kind) || !OPTION_KINDS.contains(kind)) {
-        throw new IllegalArgumentException("options[" + i + "].kind must be one of " + OPTION_KINDS);
+      if (!(option.getValue("kind") instanceof String kind) || !kinds.contains(kind)) {
+        throw new IllegalArgumentException("options[" + i + "].kind must be one of " + kinds);
       }
     }
     if (!(body.getValue("eligible") instanceof JsonArray surfaces)) {
@@ -92,6 +95,15 @@ record Registration(String threadId, String sessionId, String agentId, String ge
   /** The tool call as the agent sent it (a new copy each time). */
   JsonObject toolCall() {
     return new JsonObject(toolCallJson);
+  }
+
+  /** What a question asks ({@link Question#fromAgent}), or null for a permission request. */
+  JsonObject question() {
+    if (!toolCallJson.contains("\"question\"")) {
+      return null;
+    }
+    JsonObject toolCall = toolCall();
+    return Question.KIND.equals(toolCall.getValue("kind")) ? toolCall.getJsonObject("question") : null;
   }
 
   /** The agent's own options (a new copy each time). */

@@ -97,6 +97,10 @@ final class LedgerRows {
       if (reason != null && reason.startsWith("granted ")) {
         json.getJsonObject("outcome").put("grant", new JsonObject().put("ruleId", reason.substring("granted ".length())));
       }
+      String answer = row.textIfAny("answer");
+      if (answer != null) {
+        json.getJsonObject("outcome").put("answer", new JsonObject(answer)); // a question's, secrets left out
+      }
       String answerKey = row.textIfAny("answer_key");
       if (answerKey != null) {
         json.put("answerKey", answerKey);

@@ -261,5 +261,8 @@ final class Migrations {
             note       TEXT,
             PRIMARY KEY (rule_id, version)
           )""",
-          "CREATE INDEX permission_request_by_decider ON permission_request (answered_surface, answered_user)"));
+          "CREATE INDEX permission_request_by_decider ON permission_request (answered_surface, answered_user)"),
+      // 13: questions (ACP elicitation) are requests of the permission ledger; an answered one keeps its
+      // answer (the form's content without the fields its schema marks secret), vouched for by the chain
+      List.of("ALTER TABLE permission_request ADD COLUMN answer TEXT"));
 }

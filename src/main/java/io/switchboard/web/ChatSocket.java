@@ -413,9 +413,14 @@ final class ChatSocket {
     if (f.getValue("grant") != null && !(f.getValue("grant") instanceof JsonObject)) {
       throw new BadFrame("\"grant\" must be {reach, life, command?}");
     }
-    // With a grant, an "always" stays the gateway's (a rule it can revoke); the room checks the grant.
+    if (f.getValue("content") != null && !(f.getValue("content") instanceof JsonObject)) {
+      throw new BadFrame("\"content\" must be an object: a question's form, field by field");
+    }
+    // With a grant, an "always" stays the gateway's (a rule it can revoke); the room checks the grant,
+    // and a question's content against its form.
     room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
-            .put("optionId", optionId).put("surface", WebRoom.SURFACE).put("grant", f.getValue("grant")))
+            .put("optionId", optionId).put("surface", WebRoom.SURFACE).put("grant", f.getValue("grant"))
+            .put("content", f.getValue("content")))
         .onFailure(err -> fail(err, requestId, null));
   }
 
