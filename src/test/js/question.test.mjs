@@ -125,7 +125,7 @@ test('patterns, formats and multi-selects are checked too', () => {
     more: { type: 'array', items: { type: 'string', enum: ['x', 'y'] } },
     odd: { type: 'string', pattern: '(' },
   } });
-  assert.deepEqual(checkAnswer(fields, { code: 'abc', mail: 'no', home: 'example.com', day: '24.12.2026', tags: ['a'],
+  assert.deepEqual(checkAnswer(fields, { code: 'abc', mail: 'me@localhost', home: 'example.com', day: '24.12.2026', tags: ['a'],
     odd: 'anything' }).errors, {
     code: 'Not in the form asked for (^[A-Z]{3}$)', mail: 'Needs an email address',
     home: 'Needs a full address, like https://example.com', day: 'Needs a date', tags: 'Choose at least 2' });

@@ -8,7 +8,7 @@ import { store } from './state.js';
 import { thread } from './store.js';
 import { views } from './views.js';
 import { send } from './socket.js';
-import { newTool, toolFor, renderToolBody } from './acp.js';
+import { newTool, placeByTime, toolFor, renderToolBody } from './acp.js';
 import { agentName, answeredBy, commandOf, keysHint, reasonText, shortPath, time } from './format.js';
 import { attentionText, deadlineLine, deadlineNear, expiredText, expiryWarning, isFresh } from './countdown.js';
 import { notifyHere } from './push.js';
@@ -25,7 +25,8 @@ export function card(f) {
   const tc0 = f.toolCall || {};
   const askedAt = f.createdAt ? Date.parse(f.createdAt) : null;
   const question = isQuestion(tc0) ? tc0.question : null;
-  const callId = tc0.toolCallId ?? question?.toolCallId;
+  // A question about one of the agent's tool calls goes in its box; the card's own id is the gateway's.
+  const callId = question?.toolCallId ?? tc0.toolCallId;
   let tc = question && callId === undefined ? null : toolFor(v, callId, askedAt); // one box per question
   if (!tc) {
     // The agent asked about a call it never announced: the question brings its own box. An agent's
@@ -33,6 +34,7 @@ export function card(f) {
     tc = newTool(v, callId, askedAt);
     tc.data = question ? { kind: 'question', title: questionTitle(question) } : { ...tc0 };
     renderToolBody(tc.body, tc.data);
+    placeByTime(v.log, tc.el, askedAt);
   }
   tc.el.classList.add('card');
   tc.el.classList.remove('resolved', 'expired');

@@ -115,7 +115,7 @@ function checkText(f, v) {
   if (f.minLength !== null && n < f.minLength) return { error: 'Needs at least ' + plural(f.minLength, 'character', 'characters') };
   if (f.maxLength !== null && n > f.maxLength) return { error: 'At most ' + plural(f.maxLength, 'character', 'characters') };
   if (f.pattern !== null && !patternMatches(f.pattern, v)) return { error: 'Not in the form asked for (' + f.pattern + ')' };
-  if (f.format === 'email' && !/^[^\s@]+@[^\s@]+$/.test(v)) return { error: 'Needs an email address' };
+  if (f.format === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v)) return { error: 'Needs an email address' };
   if (f.format === 'uri') {
     let ok = false;
     try { ok = /^[a-z][a-z0-9+.-]*:/i.test(v) && !!new URL(v); } catch { ok = false; }

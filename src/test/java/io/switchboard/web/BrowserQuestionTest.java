@@ -305,7 +305,8 @@ class BrowserQuestionTest {
     assertEquals(3, content.getInteger("replicas"));
     assertEquals("us", content.getString("region"));
     assertEquals(Boolean.TRUE, content.getValue("notify"));
-    assertEquals(TOKEN, content.getString("token"), "the agent gets the secret");
+    // The agent got the secret (it writes only its length, its reply being kept in the transcript).
+    assertEquals("received " + TOKEN.length() + " characters", content.getString("token"));
     List<JsonObject> sent = answersSent();
     assertEquals(1, sent.size(), sent.toString());
     assertEquals("accept", sent.get(0).getString("optionId"));
@@ -315,16 +316,26 @@ class BrowserQuestionTest {
     assertAnswered(ended, shown);
     screenshot("form-answered");
 
-    // A reload draws it again from history alone: the question, the answer, never the token.
+    // A reload draws it again from history alone: the question, the answer, never the token, and the
+    // card where it was asked (before the reply the agent wrote after it, though a replay sends it last).
     browser.navigate().refresh();
     assertAnswered(awaitEnded(), shown);
+    assertAskedBeforeTheReport(awaitEnded());
     // A gateway restart on the same data directory: the same again.
     gateway.close();
     gateway = new GatewayHarness(vertx, settings, Gateway.Tuning.DEFAULT);
     browser.get(gateway.url("/")); // the new port; the session (cookie) survived the restart
     waiting().until(d -> "connected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
     assertAnswered(awaitEnded(), shown);
+    assertAskedBeforeTheReport(awaitEnded());
     screenshot("form-after-restart");
+  }
+
+  private void assertAskedBeforeTheReport(WebElement card) {
+    WebElement reply = waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
+        .filter(m -> m.getDomProperty("textContent").contains("REPORT:")).findFirst().orElse(null));
+    assertEquals(Boolean.TRUE, script("return !!(arguments[0].compareDocumentPosition(arguments[1])"
+        + " & Node.DOCUMENT_POSITION_FOLLOWING)", card, reply), "the question comes before the reply to it");
   }
 
   /** An ended form's card: its message, the answer as {@code rows}, "Answered — by web", and no trace of the token. */
