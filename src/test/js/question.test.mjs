@@ -163,6 +163,9 @@ test('the gateway\'s refusal names its field by (name)', () => {
   assert.equal(refusedField(fields, '"Release name" (name) needs at least 2 characters'), 'name');
   assert.equal(refusedField(fields, '"Replicas" (replicas) must be at most 5'), 'replicas');
   assert.equal(refusedField(fields, 'the answer is not an object'), null);
+  const untitled = fieldsOf({ type: 'object', properties: { colour: { type: 'string', enum: ['red'] } } });
+  assert.equal(refusedField(untitled, 'colour is required'), 'colour', 'an untitled field is named bare');
+  assert.equal(refusedField(untitled, 'the form has no field "x"'), null);
   assert.equal(refusedField(fields, undefined), null);
 });
 

@@ -277,7 +277,7 @@ export function stale(f) {
       if (!ids.has(id) || c.el.classList.contains('resolved')) continue;
       if (f.stale) chooserEnded(id);
       c.el.classList.toggle('stale', !!f.stale);
-      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale; });
+      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale || b.dataset.never === 'true'; });
       c.section.querySelector('.verdict').textContent = f.stale
         ? 'Cannot be answered now: ' + (f.reason || 'its node left the cluster')
         : 'Answerable again';

@@ -178,10 +178,14 @@ export function checkAnswer(fields, raw) {
   return { errors, content };
 }
 
-/** The field a gateway's refusal names ("\"Release name\" (name) needs at least 2 characters"), or null. */
+/**
+ * The field a gateway's refusal names, or null: by its name in parentheses after its title ("\"Release
+ * name\" (name) needs at least 2 characters"), or, a field without a title, by its name first ("colour is
+ * required").
+ */
 export function refusedField(fields, message) {
   const text = message || '';
-  const hit = fields.find((f) => text.includes('(' + f.name + ')'));
+  const hit = fields.find((f) => text.includes('(' + f.name + ')')) || fields.find((f) => text.startsWith(f.name + ' '));
   return hit ? hit.name : null;
 }
 
