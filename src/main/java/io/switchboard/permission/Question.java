@@ -108,6 +108,39 @@ public final class Question {
     return options.add(option("decline", "Decline", "decline")).add(option("cancel", "Cancel", "cancel"));
   }
 
+  /**
+   * A question's card as a chat shows it: its message in full, a URL written out (a chat's buttons
+   * cannot open one), and no Submit where a form needs typing (a chat answers a choice with its
+   * buttons; a form with text to fill is answered on the page). Any other card is returned as it is.
+   */
+  public static JsonObject forChat(JsonObject card) {
+    JsonObject toolCall = card.getJsonObject("toolCall", new JsonObject());
+    if (!KIND.equals(toolCall.getString("kind")) || !(toolCall.getValue("question") instanceof JsonObject q)) {
+      return card;
+    }
+    JsonObject copy = card.copy();
+    JsonObject shown = copy.getJsonObject("toolCall");
+    StringBuilder title = new StringBuilder(q.getString("message", ""));
+    JsonArray options = new JsonArray();
+    boolean choices = card.getJsonArray("options", new JsonArray()).stream()
+        .anyMatch(o -> ((JsonObject) o).getString("optionId", "").startsWith("accept:"));
+    boolean typing = "form".equals(q.getString("mode")) && !choices && !q.getJsonObject("requestedSchema",
+        new JsonObject()).getJsonObject("properties", new JsonObject()).isEmpty();
+    if ("url".equals(q.getString("mode"))) {
+      title.append("\n").append(q.getString("url")).append(" (").append(q.getString("domain")).append(")");
+    } else if (typing) {
+      title.append("\n(A form to fill: answer it in the web chat, or decline it here.)");
+    }
+    for (Object o : card.getJsonArray("options", new JsonArray())) {
+      String id = ((JsonObject) o).getString("optionId", "");
+      if (!(id.equals("accept") && (choices || typing))) {
+        options.add(o);
+      }
+    }
+    shown.put("title", title.toString());
+    return copy.put("options", options);
+  }
+
   private static JsonObject option(String id, String name, String kind) {
     return new JsonObject().put("optionId", id).put("name", name).put("kind", kind);
   }

@@ -269,8 +269,11 @@ interface Dialect {
     @Override
     public Out cardEnd(Route route, String outputId, JsonObject end) {
       JsonObject outcome = end.getJsonObject("outcome", new JsonObject());
-      String title = end.getJsonObject("toolCall", new JsonObject()).getString("title");
-      String what = title == null ? "The permission request" : "The permission request \u201c" + title + "\u201d";
+      JsonObject toolCall = end.getJsonObject("toolCall", new JsonObject());
+      String title = toolCall.getString("title");
+      String noun = io.switchboard.permission.Question.KIND.equals(toolCall.getString("kind")) ? "The question"
+          : "The permission request";
+      String what = title == null ? noun : noun + " \u201c" + title + "\u201d";
       if ("selected".equals(outcome.getString("outcome"))) {
         String where = outcome.getJsonObject("answeredBy", new JsonObject()).getString("surface", "");
         if (where.equals(route.surface())) {

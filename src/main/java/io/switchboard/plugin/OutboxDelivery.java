@@ -179,7 +179,7 @@ final class OutboxDelivery {
           return g.send(dialect.text(r, id, "system", "A permission request is waiting: " + title(body)
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
-        Dialect.Out card = dialect.card(r, id, withDeadline(body));
+        Dialect.Out card = dialect.card(r, id, withDeadline(io.switchboard.permission.Question.forChat(body)));
         r.openCards.put(id, new Route.OpenCard(body.getString("requestId"), out.node()));
         g.ask(card).onSuccess(response -> tapped(g, r, id, body, JsonRpcPeer.object(response)));
         return Future.succeededFuture();

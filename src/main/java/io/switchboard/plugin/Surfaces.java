@@ -31,6 +31,9 @@ final class Surfaces {
       case "allow_always" -> "always allowed";
       case "reject_once" -> "rejected";
       case "reject_always" -> "always rejected";
+      case "accept" -> "answered";
+      case "decline" -> "declined";
+      case "cancel" -> "cancelled";
       default -> "chose " + outcome.getString("optionId");
     };
   }

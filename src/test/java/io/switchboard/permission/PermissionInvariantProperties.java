@@ -33,15 +33,26 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 /**
  * The permission invariant over generated histories. Each history interleaves registrations,
  * answers (right surface, wrong surface, bad option, doubles, unknown ids), surface closes,
- * session cancels, agent exits and crash-restarts, in batches whose messages are in flight
+ * session cancels, agent exits, an agent's withdrawals and crash-restarts, in batches whose messages are in flight
  * together; it ends with a graceful shutdown or a crash-restart. Then, for every request:
  * it ended exactly once (one ledger end state, one published end fact); nothing was answered
  * after it ended; no surface outside its set answered it; and the ledger agrees with what the
- * agent's promise and the answerers saw.
+ * agent's promise and the answerers saw. Some requests are questions (ACP elicitation): answered
+ * with their own options, a form's content valid or not; no rule answers them, and their secret
+ * field reaches the agent alone, never the ledger.
  */
 class PermissionInvariantProperties {
   static final List<String> SURFACES = List.of("web", "telegram:1", "telegram:2", "slack:C9");
   static final List<String> OPTIONS = List.of("allow", "always", "reject", "not-offered");
+  /** A question's answers: a form (its content valid or not), its one choice, a decline, and one it never offered. */
+  static final List<String> QUESTION_OPTIONS = List.of("accept", "accept:red", "decline", "allow");
+  /** A question of one required choice and a secret field. */
+  static final JsonObject QUESTION = Question.fromAgent(new JsonObject().put("mode", "form").put("message", "Which?")
+      .put("requestedSchema", new JsonObject().put("properties", new JsonObject()
+          .put("colour", new JsonObject().put("type", "string").put("enum", new io.vertx.core.json.JsonArray()
+              .add("red").add("green")))
+          .put("pin", new JsonObject().put("type", "string").put("writeOnly", true)))
+          .put("required", new io.vertx.core.json.JsonArray().add("colour"))));
   /** What the agents ask to run: one the config allows, one it denies, one no rule knows, one chained. */
   static final List<String> COMMANDS = List.of("git status", "git push", "make build", "git status; curl x | sh");
   /** The config's rules in every history: safe commands allowed, pushing denied. */
@@ -55,9 +66,13 @@ class PermissionInvariantProperties {
   }
 
   sealed interface Step permits Register, Answer, AnswerUnknown, CloseSurface, CancelSession, AgentExit, Restart,
-      Barrier, Revoke {}
+      Barrier, Revoke, Withdraw {}
 
+  /** {@code command}: an index into COMMANDS, or COMMANDS.size() for a question. */
   record Register(int thread, int session, int surfaceMask, int command) implements Step {}
+
+  /** The agent takes back one of the requests made so far ({@code $/cancel_request}). */
+  record Withdraw(int request) implements Step {}
 
   /** With {@code grant}, an "always" from the web makes a thread grant (a rule the next request may meet). */
   record Answer(int request, int surface, int option, boolean grant) implements Step {}
@@ -103,7 +118,7 @@ class PermissionInvariantProperties {
   Arbitrary<History> histories() {
     Arbitrary<Step> register = Combinators.combine(Arbitraries.integers().between(0, 1),
         Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 15),
-        Arbitraries.integers().between(0, COMMANDS.size() - 1)).as(Register::new);
+        Arbitraries.integers().between(0, COMMANDS.size())).as(Register::new);
     Arbitrary<Step> answer = Combinators.combine(Arbitraries.integers().between(0, 7),
         Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, 3), Arbitraries.of(true, false))
         .as(Answer::new);
@@ -117,7 +132,8 @@ class PermissionInvariantProperties {
         net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 1).map(AgentExit::new)),
         net.jqwik.api.Tuple.of(1, Arbitraries.just(new Restart())),
         net.jqwik.api.Tuple.of(4, Arbitraries.just(new Barrier())),
-        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 3).map(Revoke::new)));
+        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 3).map(Revoke::new)),
+        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(0, 7).map(Withdraw::new)));
     return Combinators.combine(step.list().ofMinSize(1).ofMaxSize(30), Arbitraries.of(true, false))
         .as(History::new);
   }
@@ -149,6 +165,8 @@ class PermissionInvariantProperties {
     final Map<String, List<Integer>> closedIn = new HashMap<>();
     /** requestId -> batch by the end of which it was seen ended. */
     final Map<String, Integer> seenEndedBy = new HashMap<>();
+    /** toolCallId -> the batches in which the agent withdrew it. */
+    final Map<String, List<Integer>> withdrawnIn = new HashMap<>();
     /** Grants made by winning "always" answers, in the order they were made. */
     final List<String> grants = new ArrayList<>();
 
@@ -195,18 +213,32 @@ class PermissionInvariantProperties {
         String thread = prefix + "-t" + r.thread();
         String session = "s" + r.session();
         JsonObject request = PermissionHarness.request(thread, session, toolCallId, surfaces.toArray(String[]::new));
-        request.getJsonObject("toolCall").put("kind", "execute")
-            .put("rawInput", new JsonObject().put("command", COMMANDS.get(r.command())));
+        boolean question = r.command() == COMMANDS.size();
+        if (question) {
+          request.put("toolCall", Question.toolCall(toolCallId, QUESTION)).put("options", Question.options(QUESTION));
+        } else {
+          request.getJsonObject("toolCall").put("kind", "execute")
+              .put("rawInput", new JsonObject().put("command", COMMANDS.get(r.command())));
+        }
         Future<JsonObject> agent = rooms.register(request);
-        sent.put(toolCallId, new Sent(toolCallId, thread, session, surfaces, batch, agent, COMMANDS.get(r.command())));
+        sent.put(toolCallId, new Sent(toolCallId, thread, session, surfaces, batch, agent,
+            question ? "question" : COMMANDS.get(r.command())));
       } else if (step instanceof Answer a) {
         if (known.isEmpty()) {
           return;
         }
-        String id = known.get(a.request() % known.size());
+        int which = a.request() % known.size();
+        String id = known.get(which);
         String surface = SURFACES.get(a.surface());
-        String option = OPTIONS.get(a.option());
-        Future<JsonObject> reply = a.grant() && surface.equals("web")
+        boolean question = "question".equals(new ArrayList<>(sent.values()).get(which).command());
+        String option = question ? QUESTION_OPTIONS.get(a.option()) : OPTIONS.get(a.option());
+        // A question's form: with "grant" set, content the schema refuses (a colour it does not offer).
+        Future<JsonObject> reply = question ? vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER,
+                new JsonObject().put("requestId", id).put("optionId", option).put("surface", surface)
+                    .put("user", "u" + a.surface()).put("content", option.equals("accept")
+                        ? new JsonObject().put("colour", a.grant() ? "mars" : "green").put("pin", "4321") : null))
+                .map(m -> m.body())
+            : a.grant() && surface.equals("web")
             ? vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", id)
                 .put("optionId", option).put("surface", surface).put("grant", new JsonObject().put("reach", "thread")
                     .put("life", "forever"))).map(m -> m.body())
@@ -238,6 +270,13 @@ class PermissionInvariantProperties {
         if (!grants.isEmpty()) {
           inFlight.add(vertx.eventBus().request(Addresses.PERMISSION_RULES_REVOKE, new JsonObject()
               .put("ruleId", grants.get(v.grant() % grants.size())).put("by", "props")));
+        }
+      } else if (step instanceof Withdraw w) {
+        if (!sent.isEmpty()) {
+          Sent s = new ArrayList<>(sent.values()).get(w.request() % sent.size());
+          withdrawnIn.computeIfAbsent(s.toolCallId(), k -> new ArrayList<>()).add(batch);
+          rooms.publish(Addresses.PERMISSION_WITHDRAW, new JsonObject().put("threadId", s.thread())
+              .put("toolCallId", s.toolCallId()));
         }
       } else if (step instanceof Restart) {
         quiesce();
@@ -304,15 +343,34 @@ class PermissionInvariantProperties {
             "the end fact " + facts.get(0) + " disagrees with the ledger " + ledgerOutcome + " for " + where);
 
         boolean voided = PermissionRoom.VOIDED_BY_RESTART.equals(ledgerOutcome.getString("reason"));
+        boolean question = "question".equals(s.command());
         if (s.agent().isComplete()) {
-          require(s.agent().succeeded() && s.agent().result().getJsonObject("outcome").equals(ledgerOutcome),
+          JsonObject heard = s.agent().succeeded() ? s.agent().result().getJsonObject("outcome").copy() : null;
+          Object content = heard == null ? null : heard.remove("content");
+          require(heard != null && heard.equals(ledgerOutcome),
               "the agent saw " + s.agent().result() + " but the ledger says " + ledgerOutcome + " for " + where);
+          if (question && "accept".equals(ledgerOutcome.getString("kind"))) {
+            // The agent has the whole answer; the ledger has it without the secret, and says so.
+            JsonObject kept = ledgerOutcome.getJsonObject("answer", new JsonObject());
+            require(content instanceof JsonObject c && "green".equals(c.getString("colour"))
+                    == "4321".equals(c.getString("pin")) && c.getString("colour") != null,
+                "the agent heard " + content + " for " + where);
+            require(!kept.getJsonObject("content", new JsonObject()).containsKey("pin")
+                && (!"4321".equals(((JsonObject) content).getString("pin"))
+                    || kept.getJsonArray("hidden", new io.vertx.core.json.JsonArray()).contains("pin")),
+                "the ledger kept " + kept + " for " + where);
+          }
           require(!voided, "voided by restart yet the agent heard back: " + where);
         } else {
           require(voided, "the agent never heard back but the ledger says " + ledgerOutcome + " for " + where);
         }
 
-        // A session cancel or agent exit after the registration ends it within that batch.
+        // A session cancel, agent exit or withdrawal after the registration ends it within that batch.
+        for (int c : withdrawnIn.getOrDefault(s.toolCallId(), List.of())) {
+          Integer endedBy = seenEndedBy.get(id);
+          require(c <= s.batch() || (endedBy != null && endedBy <= c), "still pending after it was withdrawn in batch "
+              + c + ": " + where);
+        }
         for (String key : List.of(s.thread() + "/" + s.session(), s.thread())) {
           for (int c : cancelledIn.getOrDefault(key, List.of())) {
             Integer endedBy = seenEndedBy.get(id);
@@ -327,6 +385,7 @@ class PermissionInvariantProperties {
         boolean byRule = "rule".equals(ledgerOutcome.getJsonObject("answeredBy", new JsonObject()).getString("surface"));
         boolean selected = "selected".equals(ledgerOutcome.getString("outcome")) && !byRule;
         require(wins.size() == (selected ? 1 : 0), wins.size() + " winning answers for " + where);
+        require(!(question && byRule), "a rule answered a question: " + where);
         if (byRule) {
           // A rule answers with the once-kind option, or no: never an "always" the agent would keep.
           require(List.of("allow_once", "reject_once", "reject_always").contains(ledgerOutcome.getString("kind")),
@@ -349,7 +408,8 @@ class PermissionInvariantProperties {
           require(operator || closedIn.getOrDefault(win.surface(), List.of()).stream()
                   .noneMatch(c -> c > s.batch() && c < win.batch()),
               "answered from " + win.surface() + " after that surface closed: " + where);
-          require(!win.optionId().equals("not-offered"), "an option not offered won: " + where);
+          require(!win.optionId().equals("not-offered") && !(question && win.optionId().equals("allow")),
+              "an option not offered won: " + where);
           Integer endedBy = seenEndedBy.get(id);
           require(endedBy == null || endedBy >= win.batch(), "answered after it ended: " + where);
         }

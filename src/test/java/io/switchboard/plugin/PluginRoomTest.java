@@ -525,6 +525,57 @@ class PluginRoomTest {
     assertEquals("not_eligible", other);
   }
 
+  /**
+   * An agent's question (elicitation) in a chat: a choice is a button each (no Submit, which would
+   * need a form), a free text form says to answer it on the page and may be declined here; a tap
+   * answers the agent with the choice's value, once.
+   */
+  @Test
+  void aQuestionsChoicesAreButtonsInAChatAndATapAnswersItOnce(Vertx vertx) throws Exception {
+    PluginControl plugin = start(vertx, "acp", List.of());
+    plugin.prompt("42", "42", "note this"); // a thread for the chat (its card answered, out of the way)
+    plugin.tap(plugin.awaitType("card", 1).getString("key"), "allow-once", "42");
+    plugin.await(r -> "prompt_result".equals(r.getString("type")), 1, "the prompt's answer");
+    String thread = threadOf("fake:42");
+    JsonObject choice = io.switchboard.permission.Question.fromAgent(new JsonObject().put("mode", "form")
+        .put("message", "Which colour?").put("requestedSchema", new JsonObject().put("properties", new JsonObject()
+            .put("colour", new JsonObject().put("type", "string").put("enum", new JsonArray().add("red").add("green"))))
+            .put("required", new JsonArray().add("colour"))));
+    io.vertx.core.Future<JsonObject> asked = vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_REGISTER,
+        new JsonObject().put("threadId", thread).put("sessionId", "s").put("agentId", "demo")
+            .put("toolCall", io.switchboard.permission.Question.toolCall("q1", choice))
+            .put("options", io.switchboard.permission.Question.options(choice))
+            .put("eligible", new JsonArray().add("fake:42")).put("startedBy", "42"),
+        io.switchboard.bus.Bus.untilEnded()).map(m -> m.body());
+    JsonObject card = plugin.awaitType("card", 2);
+    JsonObject params = card.getJsonObject("params");
+    assertEquals("Which colour?", params.getJsonObject("toolCall").getString("title"));
+    assertEquals(List.of("accept:red", "accept:green", "decline", "cancel"), params.getJsonArray("options").stream()
+        .map(o -> ((JsonObject) o).getString("optionId")).toList());
+    plugin.tap(card.getString("key"), "accept:green", "42");
+    JsonObject outcome = await(asked).getJsonObject("outcome");
+    assertEquals("accept", outcome.getString("kind"));
+    assertEquals(new JsonObject().put("colour", "green"), outcome.getJsonObject("content"));
+    assertEquals("fake:42", ledger(requestIdOf(card)).getJsonObject("outcome").getJsonObject("answeredBy")
+        .getString("surface"));
+
+    JsonObject form = io.switchboard.permission.Question.fromAgent(new JsonObject().put("mode", "form")
+        .put("message", "Your name?").put("requestedSchema", new JsonObject().put("properties", new JsonObject()
+            .put("name", new JsonObject().put("type", "string")))));
+    io.vertx.core.Future<JsonObject> typed = vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_REGISTER,
+        new JsonObject().put("threadId", thread).put("sessionId", "s").put("agentId", "demo")
+            .put("toolCall", io.switchboard.permission.Question.toolCall("q2", form))
+            .put("options", io.switchboard.permission.Question.options(form))
+            .put("eligible", new JsonArray().add("fake:42")).put("startedBy", "42"),
+        io.switchboard.bus.Bus.untilEnded()).map(m -> m.body());
+    JsonObject second = plugin.awaitType("card", 3).getJsonObject("params");
+    assertTrue(second.getJsonObject("toolCall").getString("title").contains("answer it in the web chat"));
+    assertEquals(List.of("decline", "cancel"), second.getJsonArray("options").stream()
+        .map(o -> ((JsonObject) o).getString("optionId")).toList());
+    plugin.tap(plugin.awaitType("card", 3).getString("key"), "decline", "42");
+    assertEquals("decline", await(typed).getJsonObject("outcome").getString("kind"));
+  }
+
   @Test
   void garbageAndHugeLinesFromAPluginChangeNothing(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
@@ -919,7 +970,7 @@ class PluginRoomTest {
   @Test
   void liveEventsThatNeverArrivedAreFetchedSoTheFinalReplyIsWhole(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
-    plugin.prompt("42", "42", "hello");
+    plugin.prompt("42", "42", "/help"); // answered without a card
     plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
         && "final".equals(r.getJsonObject("params").getString("kind")), 1, "the first final reply");
