@@ -21,6 +21,7 @@ export function event(f) {
   const e = f.event;
   const stick = v.log.scrollHeight - v.log.scrollTop - v.log.clientHeight < 80;
   v.log.querySelector('.empty')?.remove();
+  const last = v.log.lastElementChild;
   switch (e.kind) {
     case 'user_message': {
       v.agentMsg = null; v.thought = null; v.userMsg = null; v.tools = new Map();
@@ -77,7 +78,22 @@ export function event(f) {
       if (isCurrent(f.threadId)) renderConfig(f.threadId);
       break;
   }
+  // What this event drew carries its moment: a card that brings its own box is placed among them by time.
+  if (f.at) {
+    for (let n = last ? last.nextElementSibling : v.log.firstElementChild; n; n = n.nextElementSibling) {
+      if (!n.dataset.at) n.dataset.at = String(f.at);
+    }
+  }
   if (stick) v.log.scrollTop = v.log.scrollHeight;
+}
+
+// A box made for a card (no tool call of the agent's named it) goes where its moment is among what the
+// log drew: a replay sends ended cards after the whole history, which would put each question last.
+export function placeByTime(log, box, at) {
+  if (!Number.isFinite(at)) return;
+  box.dataset.at = String(at);
+  const later = [...log.children].find((n) => n !== box && Number(n.dataset.at) > at);
+  if (later) later.before(box);
 }
 
 function system(v, text, isError) {

@@ -1,19 +1,22 @@
 // Permission cards: a question inside the box of the tool call it is about, its options as buttons
 // (Alt+1…Alt+9 too; an "always" opens the grant chooser, grant.js), its deadline counting down and
 // its reminders, and how it ended: chosen and by whom, kept as a grant, cancelled and why, expired by
-// a rule, or stale. A request a rule answered has no card: one line says so (.auto-answer).
+// a rule, or stale. A request a rule answered has no card: one line says so (.auto-answer). An agent's
+// question (toolCall.kind "question") is a card too, its form or link drawn by questionview.js.
 import { $, el, announce, flash, toast } from './dom.js';
 import { store } from './state.js';
 import { thread } from './store.js';
 import { views } from './views.js';
 import { send } from './socket.js';
-import { newTool, toolFor, renderToolBody } from './acp.js';
+import { newTool, placeByTime, toolFor, renderToolBody } from './acp.js';
 import { agentName, answeredBy, commandOf, keysHint, reasonText, shortPath, time } from './format.js';
 import { attentionText, deadlineLine, deadlineNear, expiredText, expiryWarning, isFresh } from './countdown.js';
 import { notifyHere } from './push.js';
 import { chooserEnded, closeChooser, openChooser } from './grant.js';
 import { revokeButton } from './rulesview.js';
 import { autoAnswer } from './rules.js';
+import { isQuestion, questionTitle } from './question.js';
+import { drawQuestion, questionEnded, questionRefused } from './questionview.js';
 
 export function card(f) {
   const t = thread(store.state, f.threadId);
@@ -21,21 +24,49 @@ export function card(f) {
   if (!t || !v || v.cards.has(f.requestId)) return;
   const tc0 = f.toolCall || {};
   const askedAt = f.createdAt ? Date.parse(f.createdAt) : null;
-  let tc = toolFor(v, tc0.toolCallId, askedAt);
+  const question = isQuestion(tc0) ? tc0.question : null;
+  // A question about one of the agent's tool calls goes in its box; the card's own id is the gateway's.
+  const callId = question?.toolCallId ?? tc0.toolCallId;
+  let tc = question && callId === undefined ? null : toolFor(v, callId, askedAt); // one box per question
   if (!tc) {
-    // The agent asked about a call it never announced: the question brings its own box.
-    tc = newTool(v, tc0.toolCallId, askedAt);
-    tc.data = { ...tc0 };
+    // The agent asked about a call it never announced: the question brings its own box. An agent's
+    // question's box is headed by the form's title (its message follows in full).
+    tc = newTool(v, callId, askedAt);
+    tc.data = question ? { kind: 'question', title: questionTitle(question) } : { ...tc0 };
     renderToolBody(tc.body, tc.data);
+    placeByTime(v.log, tc.el, askedAt);
   }
   tc.el.classList.add('card');
   tc.el.classList.remove('resolved', 'expired');
   tc.el.dataset.requestId = f.requestId;
   const asker = agentName(store.state.agents, t.info.agent);
-  const section = el('div', 'permission');
-  section.append(el('div', 'ask', asker + ' asks your permission'));
+  const section = el('div', question ? 'permission question' : 'permission');
+  section.append(el('div', 'ask', asker + (question ? ' asks you' : ' asks your permission')));
   const deadline = deadlineOf(f);
   if (deadline) section.append(deadline.el);
+  const options = el('div', 'options');
+  const usable = (yes) => section.querySelectorAll('.options button').forEach((x) => { x.disabled = !yes || x.dataset.never === 'true'; });
+  // Sends an answer; the buttons wait for its end (or come back if it could not go).
+  const answer = (frame) => {
+    usable(false);
+    if (!send(frame)) { usable(true); return false; }
+    // keep the keyboard where the person types (a question's form is where they typed)
+    if (!frame.grant && !question) $('input').focus({ preventScroll: true });
+    return true;
+  };
+  if (question) {
+    const q = drawQuestion(f, question, section, answer);
+    section.append(el('div', 'verdict', 'Asked at ' + time(f.createdAt)));
+    tc.el.append(section);
+    v.cards.set(f.requestId, { el: tc.el, section, options: f.options || [], deadline, question: q });
+    if (deadline) tickDeadlines();
+    v.agentMsg = null;
+    if (f.threadId === store.state.current && v.scrolled) {
+      section.scrollIntoView({ block: 'nearest' });
+      announce(asker + ' asks you: ' + (question.message || tc0.title || 'a question'));
+    }
+    return;
+  }
   const argv = commandOf(tc0.rawInput);
   if (argv) {
     const cmd = el('div', 'command');
@@ -48,15 +79,6 @@ export function card(f) {
     d.append(el('summary', null, 'Input'), el('pre', null, JSON.stringify(tc0.rawInput, null, 2)));
     section.append(d);
   }
-  const options = el('div', 'options');
-  const usable = (yes) => options.querySelectorAll('button').forEach((x) => { x.disabled = !yes; });
-  // Sends an answer; the buttons wait for its end (or come back if it could not go).
-  const answer = (frame) => {
-    usable(false);
-    if (!send(frame)) { usable(true); return false; }
-    if (!frame.grant) $('input').focus({ preventScroll: true }); // keep the keyboard where the person types
-    return true;
-  };
   for (const [i, o] of (f.options || []).entries()) {
     const b = el('button', o.kind, o.name);
     b.dataset.optionId = o.optionId;
@@ -99,7 +121,15 @@ export function resolved(f) {
   c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = true; });
   const o = f.outcome || {};
   let text;
-  if (o.outcome === 'expired') {
+  if (c.question) {
+    // A question's end: what was answered (never a secret), or why it ended without an answer.
+    const expired = o.outcome === 'expired' ? expiredText(o) : null;
+    c.el.classList.toggle('expired', !!expired);
+    const words = expired ? expired.title + (expired.consequence ? ': ' + expired.consequence : '')
+      : 'Cancelled: ' + reasonText(store.state.reasons, o.reason) + ' (' + time(f.endedAt) + ')';
+    questionEnded(c, f, words);
+    return;
+  } else if (o.outcome === 'expired') {
     // Nobody answered in time and a rule ended it: said as such, never as a person's refusal.
     const words = expiredText(o);
     const note = el('div', 'expired-note');
@@ -220,13 +250,22 @@ export function attention(f) {
 
 // An answer the gateway did not take (its node did not answer in time, say): the card stays
 // answerable, its buttons usable again, and it says why. An ended request's card ends by itself.
+// True when a question's card said it (no toast needed).
 export function answerNotTaken(f) {
+  let said = false;
   for (const v of views.values()) {
     const c = v.cards.get(f.requestId);
     if (!c || c.el.classList.contains('resolved') || c.el.classList.contains('stale')) continue;
+    if (c.question) {
+      // The gateway checks a question's answer again: its words on the card, beside the field they name.
+      questionRefused(c, f);
+      said = true;
+      continue;
+    }
     c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = false; });
     c.section.querySelector('.verdict').textContent = 'Not taken: ' + (f.message || f.code) + '. Try again.';
   }
+  return said;
 }
 
 // Cluster mode: the node that keeps these requests' ledger left. Their cards stay, unanswerable and
@@ -238,7 +277,7 @@ export function stale(f) {
       if (!ids.has(id) || c.el.classList.contains('resolved')) continue;
       if (f.stale) chooserEnded(id);
       c.el.classList.toggle('stale', !!f.stale);
-      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale; });
+      c.section.querySelectorAll('.options button').forEach((b) => { b.disabled = !!f.stale || b.dataset.never === 'true'; });
       c.section.querySelector('.verdict').textContent = f.stale
         ? 'Cannot be answered now: ' + (f.reason || 'its node left the cluster')
         : 'Answerable again';

@@ -47,7 +47,7 @@ function receive(f) {
       if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)
         || rulesRefused(f) || grantRefused(f)) return;
       promptRefused(f);
-      if (f.requestId && f.code !== 'already_answered') answerNotTaken(f);
+      if (f.requestId && f.code !== 'already_answered' && answerNotTaken(f)) return; // said on a question's card
       return toast(f.message ? f.code + ': ' + f.message : f.code);
     case 'pong': return;
   }
