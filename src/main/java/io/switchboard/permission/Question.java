@@ -68,14 +68,21 @@ public final class Question {
       URI uri;
       try {
         uri = new URI(url);
-      } catch (java.net.URISyntaxException e) {
+        if (uri.getHost() == null && uri.getRawAuthority() != null && !uri.getRawAuthority().contains("@")) {
+          // URI leaves a host of non-ASCII letters unparsed: read it in its ASCII (punycode) form.
+          uri = new URI(uri.getScheme(), null, java.net.IDN.toASCII(uri.getRawAuthority().replaceFirst(":\\d+$", "")),
+              uri.getPort(), uri.getPath(), uri.getQuery(), uri.getFragment());
+        }
+      } catch (java.net.URISyntaxException | IllegalArgumentException e) {
         throw new IllegalArgumentException("url is not a URL: " + e.getMessage());
       }
       String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
       if (!scheme.equals("https") && !scheme.equals("http") || uri.getHost() == null) {
         throw new IllegalArgumentException("url must be an http(s) URL with a host, got \"" + url + "\"");
       }
-      return q.put("mode", "url").put("url", url).put("domain", uri.getHost()).put("elicitationId", eid);
+      // The host as it will be reached (an international name in its ASCII form), with a port if named.
+      String host = java.net.IDN.toASCII(uri.getHost()) + (uri.getPort() == -1 ? "" : ":" + uri.getPort());
+      return q.put("mode", "url").put("url", url).put("domain", host).put("elicitationId", eid);
     }
     throw new IllegalArgumentException("mode must be \"form\" or \"url\", got " + mode);
   }
@@ -83,7 +90,9 @@ public final class Question {
   /** The tool call a question's card shows: its own id, the message as the title, kind "question". */
   public static JsonObject toolCall(String id, JsonObject question) {
     String message = question.getString("message");
-    String title = message.length() > 200 ? message.substring(0, 199) + "\u2026" : message;
+    // Cut by code points: an emoji is never split in two.
+    String title = message.codePointCount(0, message.length()) > 200
+        ? message.substring(0, message.offsetByCodePoints(0, 199)) + "\u2026" : message;
     return new JsonObject().put("toolCallId", id).put("title", title).put("kind", KIND).put("question", question);
   }
 
@@ -372,10 +381,10 @@ public final class Question {
         if (!(value instanceof String s)) {
           throw new IllegalArgumentException(label + " must be text");
         }
-        if (s.length() > MAX_TEXT) {
+        int length = s.codePointCount(0, s.length());
+        if (length > MAX_TEXT) {
           throw new IllegalArgumentException(label + " is over " + MAX_TEXT + " characters");
         }
-        int length = s.codePointCount(0, s.length());
         if (p.getValue("minLength") instanceof Number min && length < min.intValue()) {
           throw new IllegalArgumentException(label + " needs at least " + min + " characters");
         }

@@ -44,9 +44,12 @@ class QuestionTest {
   void aUrlQuestionNamesItsHostAndItsConsentCarriesNoContent() {
     JsonObject q = Question.fromAgent(new JsonObject().put("mode", "url").put("message", "Sign in")
         .put("elicitationId", "e1").put("url", "https://login.example.org:8443/a?b=c"));
-    assertEquals("login.example.org", q.getString("domain"));
-    assertEquals("Open login.example.org", Question.options(q).getJsonObject(0).getString("name"));
+    assertEquals("login.example.org:8443", q.getString("domain"));
+    assertEquals("Open login.example.org:8443", Question.options(q).getJsonObject(0).getString("name"));
     assertNull(Question.content(q, "accept", null));
+    assertEquals("xn--bcher-kva.example", Question.fromAgent(new JsonObject().put("mode", "url").put("message", "x")
+        .put("elicitationId", "e").put("url", "https://b\u00fccher.example/login")).getString("domain"),
+        "an international name as it is reached");
     assertTrue(refusal(() -> Question.content(q, "accept", new JsonObject())).contains("no content"));
   }
 
