@@ -46,6 +46,9 @@
 //   elicit-exit     asks a question and exits in the same breath
 //   lifecycle       offers session/close and session/delete; writes every method it is sent to the
 //                   file named by BAD_AGENT_LOG, one "method sessionId" a line
+//   auth            demands a login for every session: offers a terminal login (its own command with
+//                   --login and BAD_AUTH_MODE set) and one it runs itself
+//   cost            reports a running cost with each reply: 0.50 USD, 1.00, then 0.20 (a new session)
 //   elicit-bad      asks with a schema no client can render (a nested object); reports the error
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
 'use strict';
@@ -101,6 +104,7 @@ async function background(m) {
 }
 
 let clientCapabilities = null;
+let costReports = 0;
 
 const ELICIT_FORM = { type: 'object', title: 'Deploy settings', properties: {
   name: { type: 'string', title: 'Release name', minLength: 2, maxLength: 40 },
@@ -349,6 +353,12 @@ rl.on('line', (line) => {
   switch (m.method) {
     case 'initialize':
       clientCapabilities = m.params && m.params.clientCapabilities;
+      if (mode === 'auth') {
+        send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [
+          { type: 'terminal', id: 'login', name: 'Log in', args: ['--login'], env: { BAD_AUTH_MODE: 'device code' } },
+          { id: 'oauth', name: 'Browser sign-in' }] } });
+        break;
+      }
       if (mode === 'lifecycle') {
         send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { sessionCapabilities: {
           close: {}, delete: {} } }, authMethods: [] } });
@@ -369,6 +379,10 @@ rl.on('line', (line) => {
         authMethods: [] } });
       break;
     case 'session/new':
+      if (mode === 'auth') {
+        send({ id: m.id, error: { code: -32000, message: 'Authentication required' } });
+        break;
+      }
       send({ id: m.id, result: { sessionId: 'bad-session' } });
       break;
     case 'session/list': {
@@ -413,6 +427,12 @@ rl.on('line', (line) => {
     case 'session/prompt':
       if (mode === 'withdraw') {
         withdraw(m);
+      } else if (mode === 'cost') {
+        costReports++;
+        send({ method: 'session/update', params: { sessionId: m.params.sessionId, update: {
+          sessionUpdate: 'usage_update', used: 1000 * costReports, size: 200000,
+          cost: { amount: [0.5, 1.0, 0.2][Math.min(costReports, 3) - 1], currency: 'usd' } } } });
+        send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'lifecycle') {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode.startsWith('elicit-')) {

@@ -200,7 +200,9 @@ final class AgentProcess {
             .put("fs", new JsonObject().put("readTextFile", true).put("writeTextFile", true))
             .put("terminal", true)
             // Questions: a form the page draws (chats answer its choices), or a URL to open.
-            .put("elicitation", new JsonObject().put("form", new JsonObject()).put("url", new JsonObject())))
+            .put("elicitation", new JsonObject().put("form", new JsonObject()).put("url", new JsonObject()))
+            // A terminal login is shown to the person as the command to run on the host (AgentSession.howToLogIn).
+            .put("auth", new JsonObject().put("terminal", true)))
         .put("clientInfo", new JsonObject().put("name", "switchboard").put("title", "Switchboard")
             .put("version", version()));
     return peer.request("initialize", params).compose(result -> {

@@ -250,9 +250,13 @@ final class AgentSession {
     return p.shared ? said : said.eventually(() -> p.stop()).mapEmpty();
   }
 
+  /** The login methods of the last process that served it: a failed start is explained after it left. */
+  private JsonArray lastAuthMethods = new JsonArray();
+
   /** No longer served by {@link #current}: its terminals end. */
   private void detach() {
     if (current != null) {
+      lastAuthMethods = current.authMethods;
       current.detach(this);
       current = null;
     }
@@ -409,6 +413,23 @@ final class AgentSession {
       }
     }
     emit(new JsonObject().put("kind", "acp").put("update", update));
+    if ("usage_update".equals(kind) && update.getValue("cost") instanceof JsonObject cost) {
+      costReported(cost);
+    }
+  }
+
+  /** A session's running cost, as the agent reports it: the store keeps what it adds, per thread and per day. */
+  private void costReported(JsonObject cost) {
+    if (!(cost.getValue("amount") instanceof Number amount) || !(cost.getValue("currency") instanceof String currency)
+        || !currency.matches("[A-Za-z]{3}")) {
+      return; // not a cost this gateway can add up (the page still shows what the agent said)
+    }
+    String upper = currency.toUpperCase(java.util.Locale.ROOT);
+    bus.<JsonObject>request(Addresses.STORE_USAGE_COST, new JsonObject().put("threadId", threadId)
+            .put("agentId", spec.id()).put("currency", upper).put("total", amount))
+        .onSuccess(m -> bus.publish(Addresses.USAGE_COST, new JsonObject().put("threadId", threadId)
+            .put("agentId", spec.id()).put("currency", upper).put("added", m.body().getValue("added"))))
+        .onFailure(err -> log.warn("[{}] its cost report could not be kept: {}", tag, err.getMessage()));
   }
 
   // ---- what its parts share ----
@@ -524,11 +545,7 @@ final class AgentSession {
     }
     if (err instanceof JsonRpcError e) {
       if (e.code() == JsonRpcError.AUTH_REQUIRED) {
-        return "The agent " + spec.name() + " needs you to authenticate first (" + e.getMessage() + "). "
-            + (authMethods().isEmpty() ? "Log in with the agent's own command line first."
-            : "Log in with the agent's own command line, or set agents[].authMethod to one of "
-            + authMethods().stream().map(m -> m instanceof JsonObject o ? o.getString("id") : String.valueOf(m)).toList()
-            + ".");
+        return "The agent " + spec.name() + " needs you to log in first (" + e.getMessage() + "). " + howToLogIn();
       }
       // Agents explain themselves in error.data ("OPENAI_API_KEY is not set"): show it, not just the code.
       return "The agent " + spec.name() + " failed: " + e.getMessage() + explanation(e.data()) + " (code " + e.code() + ")";
@@ -552,8 +569,54 @@ final class AgentSession {
     return ": " + (s.length() > 500 ? s.substring(0, 500) + "…" : s);
   }
 
+  /**
+   * The agent's ways to log in, in words a person can act on: a {@code terminal} method as the exact
+   * command line to run on this host (the agent's own command with the method's arguments and
+   * environment); one the agent runs itself as the {@code agents[].authMethod} that picks it.
+   */
+  String howToLogIn() {
+    List<String> terminal = new java.util.ArrayList<>();
+    List<String> agent = new java.util.ArrayList<>();
+    for (Object m : authMethods()) {
+      if (!(m instanceof JsonObject o) || !(o.getValue("id") instanceof String id)) {
+        continue;
+      }
+      String name = o.getValue("name") instanceof String n && !n.isBlank() ? n : id;
+      if ("terminal".equals(o.getValue("type")) && !spec.command().isEmpty()) {
+        StringBuilder line = new StringBuilder();
+        if (o.getValue("env") instanceof JsonObject env) {
+          env.forEach(v -> line.append(v.getKey()).append('=').append(shellWord(String.valueOf(v.getValue()))).append(' '));
+        }
+        List<String> argv = new java.util.ArrayList<>(spec.command());
+        JsonRpcPeer.array(o.getValue("args")).forEach(a -> argv.add(String.valueOf(a)));
+        line.append(String.join(" ", argv.stream().map(AgentSession::shellWord).toList()));
+        terminal.add(name + ": " + line);
+      } else {
+        agent.add(id + " (" + name + ")");
+      }
+    }
+    if (terminal.isEmpty() && agent.isEmpty()) {
+      return "Log in with the agent's own command line first, then send your message again.";
+    }
+    StringBuilder how = new StringBuilder();
+    if (!terminal.isEmpty()) {
+      how.append("Run this on the host where Switchboard runs, as the user it runs as, then send your message "
+          + "again: ").append(String.join("; or ", terminal)).append('.');
+    }
+    if (!agent.isEmpty()) {
+      how.append(terminal.isEmpty() ? "" : " Or: ").append("set agents[].authMethod to ")
+          .append(String.join(" or ", agent)).append(" in the config, for the agent to log in by itself.");
+    }
+    return how.toString();
+  }
+
+  /** A word as a POSIX shell reads it back unchanged: bare when safe, else in single quotes. */
+  static String shellWord(String word) {
+    return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
+  }
+
   private JsonArray authMethods() {
-    return current == null ? new JsonArray() : current.authMethods;
+    return current != null ? current.authMethods : lastAuthMethods;
   }
 
   /** A failed start explained in full: shown as it is. */

@@ -86,6 +86,12 @@ public final class Addresses {
   public static final String STORE_PROJECT_ACTIONS = "sb.store.project.actions";
   /** {@code {threadId}}: removes the thread's row, routes and transcript (the ledger keeps its requests). */
   public static final String STORE_THREAD_DELETE = "sb.store.thread.delete";
+  /** {@code {threadId, agentId, currency, total, at?}} → {@code {added, threadCost}}: an agent's reported cost. */
+  public static final String STORE_USAGE_COST = "sb.store.usage.cost";
+  /** {@code {days?}} → {@code {days: [{day, agentId, currency, amount}]}}: cost per day and agent, newest first. */
+  public static final String STORE_USAGE_DAYS = "sb.store.usage.days";
+  /** Fact {@code {threadId, agentId, currency, added}}: what an agent's cost report added (for /metrics). */
+  public static final String USAGE_COST = "sb.usage.cost";
   /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
   public static final String STORE_WEB_SESSION_SAVE = "sb.store.web-session.save";
   /** {@code {pluginId, chatId, messageId}} → {@code {seen}}: whether that chat message already became a prompt. */

@@ -88,6 +88,15 @@ public final class MetricsRoom extends VerticleBase {
     bus.<JsonObject>consumer(Addresses.PUSH_SENT, m -> Counter.builder("switchboard_push_deliveries")
         .description("Web Push messages sent, by the push service's verdict")
         .tag("status", String.valueOf(m.body().getString("status"))).register(registry).increment());
+    // An agent's id is the config's (a few, named by the operator), a currency three letters: bounded tags.
+    bus.<JsonObject>consumer(Addresses.USAGE_COST, m -> {
+      if (m.body().getValue("added") instanceof Number added && added.doubleValue() > 0) {
+        Counter.builder("switchboard_agent_cost").description("What agents reported they cost, by agent and currency")
+            .tag("agent", String.valueOf(m.body().getString("agentId")))
+            .tag("currency", String.valueOf(m.body().getString("currency"))).register(registry)
+            .increment(added.doubleValue());
+      }
+    });
     // Local: in a cluster, /metrics is the node its web room runs on (its JVM, its sockets).
     bus.<JsonObject>localConsumer(Addresses.METRICS_SCRAPE, this::scrape);
     return nodes.start(member -> { });

@@ -264,5 +264,25 @@ final class Migrations {
           "CREATE INDEX permission_request_by_decider ON permission_request (answered_surface, answered_user)"),
       // 13: questions (ACP elicitation) are requests of the permission ledger; an answered one keeps its
       // answer (the form's content without the fields its schema marks secret), vouched for by the chain
-      List.of("ALTER TABLE permission_request ADD COLUMN answer TEXT"));
+      List.of("ALTER TABLE permission_request ADD COLUMN answer TEXT"),
+      // 14: what agents cost as they report it (ACP usage_update.cost): each thread's last session total,
+      // and per day and agent the sum of what each report added (DOUBLE: JDBC reads a REAL as a float)
+      List.of(
+          """
+          CREATE TABLE usage_thread (
+            thread_id     TEXT PRIMARY KEY,
+            agent_id      TEXT NOT NULL,
+            currency      TEXT NOT NULL,
+            session_total DOUBLE NOT NULL,
+            cost_total    DOUBLE NOT NULL,
+            updated_at    INTEGER NOT NULL
+          )""",
+          """
+          CREATE TABLE usage_day (
+            day      TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            amount   DOUBLE NOT NULL,
+            PRIMARY KEY (day, agent_id, currency)
+          )"""));
 }

@@ -57,7 +57,7 @@ public final class StoreRoom extends VerticleBase {
       var bus = vertx.eventBus();
       routes(new Ledger(readers, chainHead), new Outbox(readers), new Threads(readers), new Transcripts(readers),
           new WebSessions(readers), new PluginChats(readers), new PushSubscriptions(readers), new Rules(readers),
-          new Health())
+          new Usage(readers), new Health())
           .forEach((address, handler) -> scope.serve(bus, address, handler));
     });
   }
@@ -66,7 +66,7 @@ public final class StoreRoom extends VerticleBase {
   private Map<String, Handler<Message<JsonObject>>> routes(Ledger ledger, Outbox outbox, Threads threads,
                                                            Transcripts transcripts, WebSessions webSessions,
                                                            PluginChats chats, PushSubscriptions push,
-                                                           Rules rules, Health health) {
+                                                           Rules rules, Usage usage, Health health) {
     return Map.ofEntries(
         Map.entry(Addresses.STORE_LEDGER_APPEND, write(ledger::append)),
         Map.entry(Addresses.STORE_LEDGER_END, write(ledger::end)),
@@ -79,6 +79,8 @@ public final class StoreRoom extends VerticleBase {
         Map.entry(Addresses.STORE_RULES_APPEND, write(rules::append)),
         Map.entry(Addresses.STORE_RULES_SYNC, write(rules::sync)),
         Map.entry(Addresses.STORE_RULES_LIST, read(rules::list)),
+        Map.entry(Addresses.STORE_USAGE_COST, write(usage::cost)),
+        Map.entry(Addresses.STORE_USAGE_DAYS, read(usage::days)),
         Map.entry(Addresses.STORE_LEDGER_VOID_PENDING, write(ledger::voidPending)),
         Map.entry(Addresses.STORE_LEDGER_GET, read(ledger::get)),
         Map.entry(Addresses.STORE_LEDGER_LIST, read(ledger::list)),

@@ -148,6 +148,7 @@ final class ChatSocket {
         case "permission_answer" -> answer(f);
         case "push_subscribe" -> pushSubscribe(f);
         case "rules" -> rules(f);
+        case "usage" -> usage(f);
         case "revoke_rule" -> revokeRule(f);
         case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
@@ -436,6 +437,19 @@ final class ChatSocket {
           }
           send(new JsonObject().put("type", "rules").put("rules", rules).put("clientRef", ref));
         })
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  /** What agents reported they cost, per day and agent (the last {@code days}, 30 unless asked). */
+  private void usage(JsonObject f) throws BadFrame {
+    Object ref = clientRef(f);
+    Object days = f.getValue("days");
+    if (days != null && !(days instanceof Number n && n.intValue() >= 1 && n.intValue() <= 366)) {
+      throw new BadFrame("\"days\" must be a whole number of 1..366");
+    }
+    room.ask(Addresses.STORE_USAGE_DAYS, new JsonObject().put("days", days))
+        .onSuccess(reply -> send(new JsonObject().put("type", "usage").put("days", reply.getJsonArray("days"))
+            .put("clientRef", ref)))
         .onFailure(err -> fail(err, null, ref));
   }
 

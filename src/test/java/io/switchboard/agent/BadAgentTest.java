@@ -138,6 +138,41 @@ class BadAgentTest {
     assertEquals("session/close bad-session", all.get(all.size() - 1), "closed as the gateway stopped: " + all);
   }
 
+  /** An agent that demands a login: the thread says how, as the exact command line for a terminal login. */
+  @Test
+  void anAgentThatDemandsALoginIsExplainedWithTheCommandToRun(Vertx vertx) {
+    String t = thread(vertx, "auth");
+    String text = failedTurn(t);
+    assertTrue(text.contains("needs you to log in"), text);
+    assertTrue(text.contains("Log in: BAD_AUTH_MODE='device code' node " + SCRIPT + " auth --login"), text);
+    assertTrue(text.contains("agents[].authMethod to oauth (Browser sign-in)"), text);
+    assertTrue(!text.contains("Internal error"), text);
+  }
+
+  /**
+   * What an agent says it cost (usage_update.cost, a session's running total) adds up per day and
+   * agent: each report adds what is new, and a lower total (a new session) counts in full.
+   */
+  @Test
+  void anAgentsReportedCostIsSummedPerDayAndAgent(Vertx vertx) {
+    List<Double> added = new java.util.concurrent.CopyOnWriteArrayList<>();
+    vertx.eventBus().<JsonObject>consumer(Addresses.USAGE_COST, m -> added.add(m.body().getDouble("added")));
+    String t = thread(vertx, "cost");
+    for (int i = 1; i <= 3; i++) {
+      gateway.prompt(t, "turn " + i);
+      gateway.awaitTurnEnd(t, i);
+    }
+    waitFor(() -> added.size() == 3, "three cost reports kept: " + added);
+    assertEquals(List.of(0.5, 0.5, 0.2), added);
+    JsonArray days = PermissionHarness.await(vertx.eventBus().<JsonObject>request(Addresses.STORE_USAGE_DAYS,
+        new JsonObject())).body().getJsonArray("days");
+    assertEquals(1, days.size(), days.encode());
+    JsonObject today = days.getJsonObject(0);
+    assertEquals("bad", today.getString("agentId"));
+    assertEquals("USD", today.getString("currency"));
+    assertEquals(1.2, today.getDouble("amount"), 1e-9);
+  }
+
   @Test
   void aRequestAskedInTheSameBreathAsTheExitEndsAgentExitedEveryTime(Vertx vertx) {
     String t = thread(vertx, "ask-exit");

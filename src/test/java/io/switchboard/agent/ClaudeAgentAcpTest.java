@@ -42,7 +42,9 @@ class ClaudeAgentAcpTest {
       JsonObject error = gateway.eventsOfKind(t, "system").stream()
           .filter(e -> "error".equals(e.getString("level"))).findFirst().orElseThrow();
       String text = error.getString("text");
-      assertTrue(text.contains("needs you to authenticate"), text);
+      assertTrue(text.contains("needs you to log in") && !text.contains("Internal error"), text);
+      // The adapter offers a terminal login (its own command with --cli): the exact line to run is shown.
+      assertTrue(text.contains("Run this on the host") && text.contains(" --cli"), text);
       JsonObject status = gateway.agentStatus(t);
       assertEquals("READY", status.getString("state"), "initialize and session/new succeeded: " + status);
       assertNotNull(status.getString("acpSessionId"));
