@@ -576,23 +576,13 @@ final class AgentSession {
    */
   String howToLogIn() {
     List<String> terminal = new java.util.ArrayList<>();
+    for (Object o : terminalLogins()) {
+      terminal.add(((JsonObject) o).getString("name") + ": " + ((JsonObject) o).getString("command"));
+    }
     List<String> agent = new java.util.ArrayList<>();
     for (Object m : authMethods()) {
-      if (!(m instanceof JsonObject o) || !(o.getValue("id") instanceof String id)) {
-        continue;
-      }
-      String name = o.getValue("name") instanceof String n && !n.isBlank() ? n : id;
-      if ("terminal".equals(o.getValue("type")) && !spec.command().isEmpty()) {
-        StringBuilder line = new StringBuilder();
-        if (o.getValue("env") instanceof JsonObject env) {
-          env.forEach(v -> line.append(v.getKey()).append('=').append(shellWord(String.valueOf(v.getValue()))).append(' '));
-        }
-        List<String> argv = new java.util.ArrayList<>(spec.command());
-        JsonRpcPeer.array(o.getValue("args")).forEach(a -> argv.add(String.valueOf(a)));
-        line.append(String.join(" ", argv.stream().map(AgentSession::shellWord).toList()));
-        terminal.add(name + ": " + line);
-      } else {
-        agent.add(id + " (" + name + ")");
+      if (m instanceof JsonObject o && o.getValue("id") instanceof String id && !isTerminalLogin(o)) {
+        agent.add(id + " (" + (o.getValue("name") instanceof String n && !n.isBlank() ? n : id) + ")");
       }
     }
     if (terminal.isEmpty() && agent.isEmpty()) {
@@ -608,6 +598,44 @@ final class AgentSession {
           .append(String.join(" or ", agent)).append(" in the config, for the agent to log in by itself.");
     }
     return how.toString();
+  }
+
+  /** The agent's terminal logins: {@code [{name, command}]}, each the command line to run on the host. */
+  JsonArray terminalLogins() {
+    JsonArray out = new JsonArray();
+    for (Object m : authMethods()) {
+      if (!(m instanceof JsonObject o) || !isTerminalLogin(o)) {
+        continue;
+      }
+      StringBuilder line = new StringBuilder();
+      if (o.getValue("env") instanceof JsonObject env) {
+        env.forEach(v -> line.append(v.getKey()).append('=').append(shellWord(String.valueOf(v.getValue()))).append(' '));
+      }
+      List<String> argv = new java.util.ArrayList<>(spec.command());
+      JsonRpcPeer.array(o.getValue("args")).forEach(a -> argv.add(String.valueOf(a)));
+      line.append(String.join(" ", argv.stream().map(AgentSession::shellWord).toList()));
+      String id = o.getString("id");
+      out.add(new JsonObject().put("name", o.getValue("name") instanceof String n && !n.isBlank() ? n : id)
+          .put("command", line.toString()));
+    }
+    return out;
+  }
+
+  private boolean isTerminalLogin(JsonObject method) {
+    return "terminal".equals(method.getValue("type")) && method.getValue("id") instanceof String
+        && !spec.command().isEmpty();
+  }
+
+  /**
+   * A failed turn as the thread shows it: its words, and for a login the agent demands, the command
+   * lines to run ({@code login: [{name, command}]}: the page offers each with a copy button).
+   */
+  JsonObject failure(Throwable err) {
+    JsonObject event = error(describe(err));
+    if (err instanceof JsonRpcError e && e.code() == JsonRpcError.AUTH_REQUIRED && !terminalLogins().isEmpty()) {
+      event.put("login", terminalLogins());
+    }
+    return event;
   }
 
   /** A word as a POSIX shell reads it back unchanged: bare when safe, else in single quotes. */

@@ -134,7 +134,7 @@ final class TurnQueue {
       session.emit(new JsonObject().put("kind", "turn_ended").put("stopReason", stopReason));
     } else {
       session.toolCalls().cancelUnfinished(t.toolCalls, session::emit);
-      session.emit(AgentSession.error(session.describe(failure)));
+      session.emit(session.failure(failure));
       session.emit(new JsonObject().put("kind", "turn_ended").put("stopReason", "error"));
     }
     pump();

@@ -147,6 +147,9 @@ class BadAgentTest {
     assertTrue(text.contains("Log in: BAD_AUTH_MODE='device code' node " + SCRIPT + " auth --login"), text);
     assertTrue(text.contains("agents[].authMethod to oauth (Browser sign-in)"), text);
     assertTrue(!text.contains("Internal error"), text);
+    JsonArray login = gateway.eventsOfKind(t, "system").get(0).getJsonArray("login");
+    assertEquals(new JsonArray().add(new JsonObject().put("name", "Log in")
+        .put("command", "BAD_AUTH_MODE='device code' node " + SCRIPT + " auth --login")), login, "for the page's copy button");
   }
 
   /**
