@@ -137,6 +137,8 @@ public final class Question {
         new JsonObject()).getJsonObject("properties", new JsonObject()).isEmpty();
     if ("url".equals(q.getString("mode"))) {
       title.append("\n").append(q.getString("url")).append(" (").append(q.getString("domain")).append(")");
+    } else if (typedField(card) != null) {
+      title.append("\n(Send your answer as your next message here, or decline.)");
     } else if (typing) {
       title.append("\n(A form to fill: answer it in the web chat, or decline it here.)");
     }
@@ -148,6 +150,25 @@ public final class Question {
     }
     shown.put("title", title.toString());
     return copy.put("options", options);
+  }
+
+  /**
+   * The one text field of a question card a chat answers with its next message (a form of a single
+   * string field, not a choice), or null: any other question is answered with buttons or on the page.
+   */
+  public static String typedField(JsonObject card) {
+    JsonObject toolCall = card.getJsonObject("toolCall", new JsonObject());
+    if (!KIND.equals(toolCall.getString("kind")) || !(toolCall.getValue("question") instanceof JsonObject q)
+        || !"form".equals(q.getString("mode"))) {
+      return null;
+    }
+    JsonObject props = q.getJsonObject("requestedSchema", new JsonObject()).getJsonObject("properties", new JsonObject());
+    if (props.size() != 1) {
+      return null;
+    }
+    String name = props.fieldNames().iterator().next();
+    JsonObject p = props.getJsonObject(name, new JsonObject());
+    return "string".equals(p.getString("type")) && choices(p).isEmpty() && !secret(p) ? name : null;
   }
 
   private static JsonObject option(String id, String name, String kind) {

@@ -1,6 +1,7 @@
 package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.PluginSpec;
 import io.switchboard.jsonrpc.JsonRpcError;
 import io.switchboard.permission.ChatApproval;
@@ -107,6 +108,9 @@ final class ChatInbound {
           : command(r, text.split("\\s+")[0].toLowerCase(), argument(text), in).onSuccess(x -> remember(in)));
       r.commands = handled;
       return handled;
+    }
+    if (r.typedAnswer != null) {
+      return typedAnswer(r, r.typedAnswer, text, in);
     }
     if (r.lane.size() >= Route.LANE_CAPACITY) {
       // Not -32000: ACP reserves that for "authentication required", and a plugin would ask its user to log in.
@@ -238,6 +242,38 @@ final class ChatInbound {
   private static String argument(String text) {
     String[] parts = text.strip().split("\\s+", 2);
     return parts.length < 2 ? "" : parts[1].strip();
+  }
+
+  /**
+   * A question shown in this chat waits for text: the message is its answer, judged by the permission
+   * room like a tap (its approvers) and checked against the question's form; a refusal is said in the
+   * chat and the question still waits for the next message.
+   */
+  private Future<Object> typedAnswer(Route r, Route.TypedAnswer q, String text, Dialect.Inbound in) {
+    JsonObject answer = new JsonObject().put("requestId", q.requestId()).put("optionId", "accept")
+        .put("content", new JsonObject().put(q.field(), text)).put("surface", r.surface()).put("user", in.senderId())
+        .put("chat", new ChatApproval(spec.approvers() == null ? List.of() : spec.approvers(), false, false).toJson());
+    Future<String> said = room.ask(Addresses.PERMISSION_ANSWER, answer)
+        .map(ok -> {
+          remember(in);
+          if (r.typedAnswer == q) {
+            r.typedAnswer = null;
+          }
+          return "Answered.";
+        })
+        .recover(err -> {
+          ErrorCode code = ErrorCode.of(err);
+          if (code == ErrorCode.ALREADY_ANSWERED || code == ErrorCode.UNKNOWN_REQUEST) {
+            if (r.typedAnswer == q) {
+              r.typedAnswer = null;
+            }
+            return Future.succeededFuture("That question had already ended (" + err.getMessage() + "). Send your "
+                + "message again for the agent.");
+          }
+          return Future.succeededFuture("Not taken: " + err.getMessage() + (code == ErrorCode.NOT_APPROVER ? ""
+              : ". Send your answer again."));
+        });
+    return said.compose(words -> outbox.say(r, words)).map(x -> new JsonObject().put("stopReason", "end_turn"));
   }
 
   private Future<Object> command(Route r, String command, String argument, Dialect.Inbound in) {

@@ -180,6 +180,10 @@ final class OutboxDelivery {
               + ". This plugin cannot tell who taps in a group, so answer it in the web chat."));
         }
         Dialect.Out card = dialect.card(r, id, withDeadline(io.switchboard.permission.Question.forChat(body)));
+        String typed = io.switchboard.permission.Question.typedField(body);
+        if (typed != null) {
+          r.typedAnswer = new Route.TypedAnswer(body.getString("requestId"), typed); // the chat's next message answers it
+        }
         r.openCards.put(id, new Route.OpenCard(body.getString("requestId"), out.node()));
         g.ask(card).onSuccess(response -> tapped(g, r, id, body, JsonRpcPeer.object(response)));
         return Future.succeededFuture();
@@ -189,6 +193,9 @@ final class OutboxDelivery {
         // the plugin answers it, for the SDK's own rejections).
         r.openCards.replaceAll((outputId, c) -> c.requestId() != null && c.requestId().equals(body.getString(
             "requestId")) ? new Route.OpenCard(c.requestId(), null) : c);
+        if (r.typedAnswer != null && r.typedAnswer.requestId().equals(body.getString("requestId"))) {
+          r.typedAnswer = null; // ended: the chat's next message is a prompt again
+        }
         Dialect.Out end = dialect.cardEnd(r, id, body);
         return end == null ? Future.succeededFuture() : g.send(end); // null: the card shows it already
       }
@@ -292,7 +299,8 @@ final class OutboxDelivery {
       log.info("[{}] the card of {} in chat {} was dismissed by the plugin", tag, requestId, r.chatId);
       return;
     }
-    if (maybeAuto && optionKind(card, outcome.getString("optionId")).startsWith("reject")) {
+    String kind = optionKind(card, outcome.getString("optionId"));
+    if (maybeAuto && (kind.startsWith("reject") || kind.equals("decline") || kind.equals("cancel"))) {
       // The SDK's own end-of-prompt rejection: nobody chose it. Nothing is recorded; a request still
       // waiting is shown again, for a person to answer.
       log.info("[{}] the SDK rejected the card of {} in chat {} at its prompt's end; not an answer", tag, requestId,

@@ -33,6 +33,11 @@ final class Route {
   final java.util.Map<String, OpenCard> openCards = new java.util.HashMap<>();
 
   record OpenCard(String requestId, String node) {}
+
+  /** A question shown here that the chat's next message answers (its one text field); null: none. */
+  TypedAnswer typedAnswer;
+
+  record TypedAnswer(String requestId, String field) {}
   /** Cards open when the chat's prompt ended or the next began: a rejection of one is the SDK's, not a person's. */
   final java.util.Set<String> autoRejectable = new java.util.HashSet<>();
   /** Refused taps in this chat, by request (the most recent requests): each is asked again a bounded number of times. */

@@ -559,21 +559,42 @@ class PluginRoomTest {
     assertEquals("fake:42", ledger(requestIdOf(card)).getJsonObject("outcome").getJsonObject("answeredBy")
         .getString("surface"));
 
-    JsonObject form = io.switchboard.permission.Question.fromAgent(new JsonObject().put("mode", "form")
+    // One text field: the chat's next message is the answer, checked like any (a refusal says why).
+    JsonObject name = io.switchboard.permission.Question.fromAgent(new JsonObject().put("mode", "form")
         .put("message", "Your name?").put("requestedSchema", new JsonObject().put("properties", new JsonObject()
-            .put("name", new JsonObject().put("type", "string")))));
-    io.vertx.core.Future<JsonObject> typed = vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_REGISTER,
-        new JsonObject().put("threadId", thread).put("sessionId", "s").put("agentId", "demo")
-            .put("toolCall", io.switchboard.permission.Question.toolCall("q2", form))
-            .put("options", io.switchboard.permission.Question.options(form))
-            .put("eligible", new JsonArray().add("fake:42")).put("startedBy", "42"),
-        io.switchboard.bus.Bus.untilEnded()).map(m -> m.body());
+            .put("name", new JsonObject().put("type", "string").put("minLength", 2)))));
+    io.vertx.core.Future<JsonObject> typed = ask(vertx, thread, "q2", name);
     JsonObject second = plugin.awaitType("card", 3).getJsonObject("params");
-    assertTrue(second.getJsonObject("toolCall").getString("title").contains("answer it in the web chat"));
+    assertTrue(second.getJsonObject("toolCall").getString("title").contains("as your next message"),
+        second.encode());
     assertEquals(List.of("decline", "cancel"), second.getJsonArray("options").stream()
         .map(o -> ((JsonObject) o).getString("optionId")).toList());
-    plugin.tap(plugin.awaitType("card", 3).getString("key"), "decline", "42");
-    assertEquals("decline", await(typed).getJsonObject("outcome").getString("kind"));
+    plugin.prompt("42", "42", "A");
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").contains("at least 2"), 1, "the refusal");
+    assertFalse(typed.isComplete(), "a refused answer changes nothing");
+    plugin.prompt("42", "42", "Ann");
+    assertEquals(new JsonObject().put("name", "Ann"), await(typed).getJsonObject("outcome").getJsonObject("content"));
+
+    // A form of several fields is answered on the page; here it may be declined.
+    JsonObject form = io.switchboard.permission.Question.fromAgent(new JsonObject().put("mode", "form")
+        .put("message", "Deploy?").put("requestedSchema", new JsonObject().put("properties", new JsonObject()
+            .put("name", new JsonObject().put("type", "string")).put("n", new JsonObject().put("type", "integer")))));
+    io.vertx.core.Future<JsonObject> declined = ask(vertx, thread, "q3", form);
+    JsonObject third = plugin.awaitType("card", 4); // not the demo agent's card: "A" and "Ann" started no turn
+    assertTrue(third.getJsonObject("params").getJsonObject("toolCall").getString("title")
+        .contains("answer it in the web chat"));
+    plugin.tap(third.getString("key"), "decline", "42");
+    assertEquals("decline", await(declined).getJsonObject("outcome").getString("kind"));
+  }
+
+  private io.vertx.core.Future<JsonObject> ask(Vertx vertx, String thread, String id, JsonObject question) {
+    return vertx.eventBus().<JsonObject>request(Addresses.PERMISSION_REGISTER, new JsonObject().put("threadId", thread)
+            .put("sessionId", "s").put("agentId", "demo")
+            .put("toolCall", io.switchboard.permission.Question.toolCall(id, question))
+            .put("options", io.switchboard.permission.Question.options(question))
+            .put("eligible", new JsonArray().add("fake:42")).put("startedBy", "42"),
+        io.switchboard.bus.Bus.untilEnded()).map(m -> m.body());
   }
 
   @Test
