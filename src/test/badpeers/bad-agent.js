@@ -44,7 +44,7 @@
 //                   before anyone answered; reports the answer
 //   elicit-withdraw asks a question, then takes it back with $/cancel_request; reports the answer
 //   elicit-exit     asks a question and exits in the same breath
-//   lifecycle       offers session/close and session/delete; writes every method it is sent to the
+//   lifecycle       offers session/close, session/delete and logout; writes every method it is sent to the
 //                   file named by BAD_AGENT_LOG, one "method sessionId" a line
 //   auth            demands a login for every session: offers a terminal login (its own command with
 //                   --login and BAD_AUTH_MODE set) and one it runs itself
@@ -361,7 +361,7 @@ rl.on('line', (line) => {
       }
       if (mode === 'lifecycle') {
         send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: { sessionCapabilities: {
-          close: {}, delete: {} } }, authMethods: [] } });
+          close: {}, delete: {} }, auth: { logout: {} } }, authMethods: [] } });
         break;
       }
       if (mode === 'bad-version') {
@@ -416,6 +416,7 @@ rl.on('line', (line) => {
     }
     case 'session/close':
     case 'session/delete':
+    case 'logout':
       send({ id: m.id, result: {} });
       break;
     case 'session/cancel':

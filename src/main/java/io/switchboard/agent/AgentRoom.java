@@ -113,6 +113,7 @@ public final class AgentRoom extends VerticleBase {
         pool.remove(id, Boolean.TRUE.equals(m.body().getValue("delete"))).onComplete(x -> m.reply(new JsonObject()))));
     scope.<JsonObject>serve(bus, Addresses.AGENT_STATUS, this::status);
     scope.<JsonObject>serve(bus, Addresses.AGENT_SESSIONS, this::sessions);
+    scope.<JsonObject>serve(bus, Addresses.AGENT_LOGOUT, this::logout);
     scope.<JsonObject>serve(bus, Addresses.AGENT_OPEN, m -> {
       AgentSession session = sessionFor(m, "acpSessionId", "opening a session");
       if (session == null) {
@@ -193,6 +194,25 @@ public final class AgentRoom extends VerticleBase {
             cursor, timings.startTimeoutMs())
         .onSuccess(m::reply)
         .onFailure(err -> ErrorCode.UNAVAILABLE.fail(m, "the agent " + spec.name() + " could not list its sessions: "
+            + err.getMessage()));
+  }
+
+  /** The agent logs out of its account, from a process of its own (its threads' processes go on as they are). */
+  private void logout(Message<JsonObject> m) {
+    JsonObject b = m.body() == null ? new JsonObject() : m.body();
+    AgentSpec spec = b.getValue("agentId") instanceof String id ? settings.agent(id).orElse(null) : null;
+    if (spec == null) {
+      ErrorCode.BAD_REQUEST.fail(m, "logging out needs a configured agentId (got " + b.getValue("agentId") + ")");
+      return;
+    }
+    if (spec.isBuiltin()) {
+      m.reply(new JsonObject().put("supported", false).put("loggedOut", false));
+      return;
+    }
+    SessionLister.logout(context, spec, argv(spec), shared, deploymentID() + "/logout-" + (++generations),
+            timings.startTimeoutMs())
+        .onSuccess(m::reply)
+        .onFailure(err -> ErrorCode.UNAVAILABLE.fail(m, "the agent " + spec.name() + " could not log out: "
             + err.getMessage()));
   }
 

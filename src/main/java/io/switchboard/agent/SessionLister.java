@@ -14,7 +14,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * Asks an agent which of its sessions were begun in a project's folder (ACP {@code session/list},
+ * One-off agent processes. Asks an agent which of its sessions were begun in a project's folder (ACP {@code session/list},
  * stable since 2026-03), so a person can continue from the page one they began in a terminal. The
  * agent runs for this question only, in its sandbox in the project's folder (its {@code .git}
  * read-only), and is stopped after the answer. What it lists is the agent's word: each entry is
@@ -33,23 +33,8 @@ final class SessionLister {
    */
   static Future<JsonObject> list(Context context, AgentSpec spec, List<String> argv, ProjectSpec project,
                                  AgentSession.Shared shared, String generation, String cursor, long timeoutMs) {
-    AgentProcess p = new AgentProcess(context, spec, generation, false, shared.limits());
-    boolean confined = spec.sandbox() == Sandbox.Mode.BWRAP
-        || (spec.sandbox() == Sandbox.Mode.AUTO && shared.sandboxProblem() == null);
-    if (spec.sandbox() == Sandbox.Mode.BWRAP && shared.sandboxProblem() != null) {
-      return Future.failedFuture(new AgentSession.StartFailure("The agent " + spec.name() + " must run in a sandbox, "
-          + "but " + shared.sandboxProblem() + "."));
-    }
     Path folder = project.path();
-    Future<Void> started = p.start(() -> {
-      if (!confined) {
-        return argv;
-      }
-      GitLayout layout = GitLayout.of(folder);
-      return Sandbox.wrap(argv, shared.dataDir(), folder, folder, new Sandbox.Confinement(List.of(),
-          layout == null ? List.of() : List.of(layout.commonDir())));
-    }, folder, shared.owner(), timeoutMs);
-    return started.compose(v -> {
+    return oneOff(context, spec, argv, folder, true, shared, generation, timeoutMs, p -> {
       JsonObject caps = p.capabilities.getValue("sessionCapabilities") instanceof JsonObject c ? c : new JsonObject();
       if (caps.getValue("list") == null || Boolean.FALSE.equals(caps.getValue("list"))) {
         return Future.succeededFuture(new JsonObject().put("supported", false).put("sessions", new JsonArray()));
@@ -60,7 +45,52 @@ final class SessionLister {
       }
       return p.request("session/list", params, timeoutMs)
           .map(result -> checked(JsonRpcPeer.object(result), folder));
-    }).onComplete(done -> p.stop());
+    });
+  }
+
+  /**
+   * Logs the agent out of its account (ACP {@code logout}, offered as {@code agentCapabilities.auth.logout}):
+   * {@code {supported, loggedOut}}. It runs for this only, in its sandbox (which shows it its HOME, where
+   * agents keep their logins) with a scratch folder of its own, and is stopped after the answer.
+   */
+  static Future<JsonObject> logout(Context context, AgentSpec spec, List<String> argv, AgentSession.Shared shared,
+                                   String generation, long timeoutMs) {
+    Path folder = shared.dataDir().resolve("workspaces").resolve("_logout");
+    return oneOff(context, spec, argv, folder, false, shared, generation, timeoutMs, p -> {
+      JsonObject auth = p.capabilities.getValue("auth") instanceof JsonObject a ? a : new JsonObject();
+      if (auth.getValue("logout") == null || Boolean.FALSE.equals(auth.getValue("logout"))) {
+        return Future.succeededFuture(new JsonObject().put("supported", false).put("loggedOut", false));
+      }
+      return p.request("logout", new JsonObject(), timeoutMs)
+          .map(result -> new JsonObject().put("supported", true).put("loggedOut", true));
+    });
+  }
+
+  /**
+   * Runs {@code work} on a process of the agent started for it alone, in {@code folder} (a project's
+   * {@code repository}, or a scratch folder); stops it after.
+   */
+  private static Future<JsonObject> oneOff(Context context, AgentSpec spec, List<String> argv, Path folder,
+                                           boolean repository, AgentSession.Shared shared, String generation,
+                                           long timeoutMs, java.util.function.Function<AgentProcess,
+                                           Future<JsonObject>> work) {
+    AgentProcess p = new AgentProcess(context, spec, generation, false, shared.limits());
+    boolean confined = spec.sandbox() == Sandbox.Mode.BWRAP
+        || (spec.sandbox() == Sandbox.Mode.AUTO && shared.sandboxProblem() == null);
+    if (spec.sandbox() == Sandbox.Mode.BWRAP && shared.sandboxProblem() != null) {
+      return Future.failedFuture(new AgentSession.StartFailure("The agent " + spec.name() + " must run in a sandbox, "
+          + "but " + shared.sandboxProblem() + "."));
+    }
+    Future<Void> started = p.start(() -> {
+      java.nio.file.Files.createDirectories(folder); // on a worker: a scratch folder made at first use
+      if (!confined) {
+        return argv;
+      }
+      GitLayout layout = repository ? GitLayout.of(folder) : null; // its .git read-only in the sandbox
+      return Sandbox.wrap(argv, shared.dataDir(), folder, folder, new Sandbox.Confinement(List.of(),
+          layout == null ? List.of() : List.of(layout.commonDir())));
+    }, folder, shared.owner(), timeoutMs);
+    return started.compose(v -> work.apply(p)).onComplete(done -> p.stop());
   }
 
   private static JsonObject checked(JsonObject result, Path folder) {

@@ -90,6 +90,8 @@ public final class Addresses {
   public static final String STORE_USAGE_COST = "sb.store.usage.cost";
   /** {@code {days?}} → {@code {days: [{day, agentId, currency, amount}]}}: cost per day and agent, newest first. */
   public static final String STORE_USAGE_DAYS = "sb.store.usage.days";
+  /** {@code {agentId}} → {@code {supported, loggedOut}}: the agent logs out of its account (ACP {@code logout}). */
+  public static final String AGENT_LOGOUT = "sb.agent.logout";
   /** Fact {@code {threadId, agentId, currency, added}}: what an agent's cost report added (for /metrics). */
   public static final String USAGE_COST = "sb.usage.cost";
   /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */

@@ -149,6 +149,7 @@ final class ChatSocket {
         case "push_subscribe" -> pushSubscribe(f);
         case "rules" -> rules(f);
         case "usage" -> usage(f);
+        case "agent_logout" -> logout(f);
         case "revoke_rule" -> revokeRule(f);
         case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
@@ -437,6 +438,15 @@ final class ChatSocket {
           }
           send(new JsonObject().put("type", "rules").put("rules", rules).put("clientRef", ref));
         })
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  /** "Log out of this agent": the agent logs out of its account, where it offers to (ACP logout). */
+  private void logout(JsonObject f) throws BadFrame {
+    String agentId = text(f, "agentId");
+    Object ref = clientRef(f);
+    room.askSlow(Addresses.AGENT_LOGOUT, new JsonObject().put("agentId", agentId)) // it starts the agent
+        .onSuccess(reply -> send(reply.copy().put("type", "agent_logout").put("agentId", agentId).put("clientRef", ref)))
         .onFailure(err -> fail(err, null, ref));
   }
 

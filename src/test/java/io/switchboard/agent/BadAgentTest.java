@@ -138,6 +138,24 @@ class BadAgentTest {
     assertEquals("session/close bad-session", all.get(all.size() - 1), "closed as the gateway stopped: " + all);
   }
 
+  /** "Log out of this agent": an agent that offers logout is started for it alone and asked; one that does not says so. */
+  @Test
+  void anAgentIsLoggedOutWhereItOffersTo(Vertx vertx) throws Exception {
+    Path log = dir.resolve("methods.log");
+    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "lifecycle"),
+            java.util.Map.of("BAD_AGENT_LOG", log.toString()), null, null, io.switchboard.process.Sandbox.Mode.NONE),
+        AgentHarness.command("plain", List.of("node", SCRIPT.toString(), "cost"))).start();
+    JsonObject out = PermissionHarness.await(vertx.eventBus().<JsonObject>request(Addresses.AGENT_LOGOUT,
+        new JsonObject().put("agentId", "bad"))).body();
+    assertEquals(new JsonObject().put("supported", true).put("loggedOut", true), out);
+    assertTrue(Files.readAllLines(log).contains("logout "), Files.readAllLines(log).toString());
+    assertEquals(new JsonObject().put("supported", false).put("loggedOut", false), PermissionHarness.await(
+        vertx.eventBus().<JsonObject>request(Addresses.AGENT_LOGOUT, new JsonObject().put("agentId", "plain"))).body());
+    assertEquals(ErrorCode.BAD_REQUEST, PermissionHarness.errorOf(vertx.eventBus().request(Addresses.AGENT_LOGOUT,
+        new JsonObject().put("agentId", "nobody"))));
+  }
+
   /** An agent that demands a login: the thread says how, as the exact command line for a terminal login. */
   @Test
   void anAgentThatDemandsALoginIsExplainedWithTheCommandToRun(Vertx vertx) {
