@@ -127,8 +127,8 @@ public final class PermissionRoom extends VerticleBase {
   private long stepTimer = -1;
   private long stepTimerAt = Long.MAX_VALUE;
 
-  /** The rules in force (config, presets and people's grants), newest version of each; this loop's alone. */
-  private final io.switchboard.rules.RuleBook book = new io.switchboard.rules.RuleBook();
+  /** The rules in force and what they decide; this loop's alone. */
+  private RuleDecisions rules;
   private List<io.switchboard.rules.Rule> configRules = List.of();
 
   /** The config's rules (presets expanded): written as versions at start beside the grants already kept. */
@@ -202,13 +202,14 @@ public final class PermissionRoom extends VerticleBase {
     if (clock == null) {
       clock = AttentionClock.of(vertx);
     }
-    return voidLeftovers().compose(v -> syncRules()).onSuccess(v -> {
+    rules = new RuleDecisions(bus, clock, configRules);
+    return voidLeftovers().compose(v -> rules.sync()).onSuccess(v -> {
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_REGISTER, this::register);
-      scope.<JsonObject>serve(bus, Addresses.PERMISSION_RULES_REVOKE, this::revokeRule);
+      scope.<JsonObject>serve(bus, Addresses.PERMISSION_RULES_REVOKE, rules::revoke);
       // A thread's grants end with it: listed as ended, not as rules still in force for nothing.
       bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
         if (m.body() != null && Boolean.TRUE.equals(m.body().getValue("deleted"))) {
-          threadGone(stringField(m.body(), "threadId"));
+          rules.threadGone(stringField(m.body(), "threadId"));
         }
       });
       scope.<JsonObject>serve(bus, Addresses.PERMISSION_ANSWER, this::answer);
@@ -306,12 +307,13 @@ public final class PermissionRoom extends VerticleBase {
     boolean endsAnyway = overLimit || closing || edgeless || p.eligible.isEmpty()
         || reg.generation() != null && exitedGenerations.contains(reg.generation());
     // A question is never answered by a rule: only a person knows what to fill in.
-    io.switchboard.rules.RuleBook.Decision decision = endsAnyway || reg.question() != null ? null : decide(p, now);
-    JsonObject ruled = decision == null ? null : ruledOutcome(p, decision);
+    io.switchboard.rules.RuleBook.Decision decision = endsAnyway || reg.question() != null ? null
+        : rules.decide(p.id, reg, now);
+    JsonObject ruled = decision == null ? null : RuleDecisions.outcome(reg, decision);
     JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
     if (ruled != null) {
       // Answered by a rule: no card anywhere; each chat gets one line saying which rule, instead.
-      row.put("auto", ruleLine(p, decision));
+      row.put("auto", RuleDecisions.line(reg, decision));
     }
     Future<Message<JsonObject>> append = bus.request(Addresses.STORE_LEDGER_APPEND, row);
     registering.add(append);
@@ -429,9 +431,8 @@ public final class PermissionRoom extends VerticleBase {
         option = once;
         optionId = once.getString("optionId");
       }
-      book.put(rule);
+      rules.grant(rule);
       granted = rule.toJson();
-      writeRule(rule);
     }
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
@@ -794,127 +795,6 @@ public final class PermissionRoom extends VerticleBase {
     JsonObject plan = new JsonObject().put("steps", steps).put("escalateTo", new JsonArray(p.plan.escalateTo()));
     return d == null ? plan : plan.put("deadline", new JsonObject().put("at", d.at()).put("onExpiry", d.onExpiry())
         .put("rule", d.rule()));
-  }
-
-  // ---- rules: answers for the person ----
-
-  /** The config's rules as versions beside the grants kept; the newest of each goes into the book. */
-  private Future<Void> syncRules() {
-    JsonArray configured = new JsonArray();
-    configRules.forEach(r -> configured.add(r.toJson()));
-    return bus.<JsonObject>request(Addresses.STORE_RULES_SYNC, new JsonObject().put("rules", configured)).map(reply -> {
-      for (Object o : reply.body().getJsonArray("rules")) {
-        book.put(io.switchboard.rules.Rule.fromJson((JsonObject) o));
-      }
-      log.info("{} rules in force", book.all().stream().filter(r -> r.active(clock.now())).count());
-      return (Void) null;
-    }).recover(err -> {
-      // Without its rules the room still works, the safe way: every request asks a person.
-      log.error("the rules could not be read ({}); every request asks a person until the next start",
-          err.getMessage());
-      return Future.succeededFuture();
-    });
-  }
-
-  /** The rule that decides this request, or null: a person is asked (also when the rules cannot be tried). */
-  private io.switchboard.rules.RuleBook.Decision decide(Pending p, long now) {
-    try {
-      return book.decide(io.switchboard.rules.ToolFacts.of(p.reg.agentId(), p.reg.projectId(), p.reg.threadId(),
-          p.reg.toolCall(), p.reg.cwd() == null ? null : java.nio.file.Path.of(p.reg.cwd())), now);
-    } catch (RuntimeException e) {
-      log.warn("permission request {}: its rules could not be tried ({}); a person is asked", p.id, e.toString());
-      return null;
-    }
-  }
-
-  /**
-   * The outcome a rule's decision gives, or null: a person is asked. An allow answers with the
-   * agent's allow_once option (never an allow_always: the agent would keep a grant the gateway
-   * cannot take back), a deny with its reject_once (else reject_always); an "ask" rule, or a rule
-   * whose option the agent did not offer, leaves the request to a person. The outcome names the
-   * rule as the ledger row will ({@code LedgerRows}), so the agent, the facts and the ledger agree.
-   */
-  private static JsonObject ruledOutcome(Pending p, io.switchboard.rules.RuleBook.Decision d) {
-    if (d.effect() == io.switchboard.rules.Rule.Effect.ASK) {
-      return null;
-    }
-    JsonObject option = d.effect() == io.switchboard.rules.Rule.Effect.ALLOW ? p.reg.optionOfKind("allow_once")
-        : p.reg.optionOfKind("reject_once") != null ? p.reg.optionOfKind("reject_once")
-        : p.reg.optionOfKind("reject_always");
-    if (option == null) {
-      return null;
-    }
-    return new JsonObject().put("outcome", "selected").put("optionId", option.getString("optionId"))
-        .put("kind", option.getString("kind"))
-        .put("answeredBy", new JsonObject().put("surface", "rule").put("user", d.rule().ref()))
-        .put("rule", new JsonObject().put("ruleId", d.rule().id()).put("version", d.rule().version())
-            .put("matched", String.join("; ", d.matched())));
-  }
-
-  /** The one line a chat gets instead of a card. */
-  private static String ruleLine(Pending p, io.switchboard.rules.RuleBook.Decision d) {
-    boolean allowed = d.effect() == io.switchboard.rules.Rule.Effect.ALLOW;
-    String title = p.reg.toolCall().getString("title", "a tool call");
-    return (allowed ? "\u2705 Allowed" : "\u26d4 Refused") + " by rule " + d.rule().id() + ": \u201c" + title
-        + "\u201d." + ("grant".equals(d.rule().source()) ? " To take it back: /revoke " + d.rule().id() : "");
-  }
-
-  private void writeRule(io.switchboard.rules.Rule rule) {
-    bus.request(Addresses.STORE_RULES_APPEND, new JsonObject().put("rule", rule.toJson())).onFailure(err -> {
-      // Not kept: it must not go on answering as if it were.
-      log.error("rule {} could not be written ({}); it is dropped", rule.ref(), err.getMessage());
-      if (book.get(rule.id()) != null && book.get(rule.id()).version() == rule.version()) {
-        book.put(rule.revoked(clock.now(), "not-recorded"));
-      }
-    });
-  }
-
-  private void threadGone(String threadId) {
-    if (threadId == null) {
-      return;
-    }
-    for (io.switchboard.rules.Rule r : book.all()) {
-      if ("grant".equals(r.source()) && r.revokedAt() == null && "thread".equals(r.scope().kind())
-          && threadId.equals(r.scope().id())) {
-        io.switchboard.rules.Rule ended = r.revoked(clock.now(), "thread deleted");
-        book.put(ended);
-        writeRule(ended);
-      }
-    }
-  }
-
-  /** {@code {ruleId, by}}: a grant taken back, from the next request on; config rules change in the config. */
-  private void revokeRule(Message<JsonObject> message) {
-    JsonObject b = message.body() == null ? new JsonObject() : message.body();
-    String id = stringField(b, "ruleId");
-    String by = stringField(b, "by");
-    io.switchboard.rules.Rule rule = id == null ? null : book.get(id);
-    if (rule == null) {
-      ErrorCode.UNKNOWN_REQUEST.fail(message, "no rule " + id);
-      return;
-    }
-    if (!"grant".equals(rule.source())) {
-      ErrorCode.BAD_REQUEST.fail(message, "rule " + id + " comes from the config (" + rule.source() + "): change it "
-          + "there, then restart");
-      return;
-    }
-    if (rule.revokedAt() != null) {
-      message.reply(rule.toJson());
-      return;
-    }
-    io.switchboard.rules.Rule revoked = rule.revoked(clock.now(), by == null ? "someone" : by);
-    book.put(revoked); // the very next request no longer sees it
-    bus.request(Addresses.STORE_RULES_APPEND, new JsonObject().put("rule", revoked.toJson()))
-        .onSuccess(x -> {
-          log.info("rule {} revoked by {}", id, revoked.revokedBy());
-          message.reply(revoked.toJson());
-        })
-        .onFailure(err -> {
-          log.error("the revocation of rule {} could not be written ({}); it is revoked until the next start", id,
-              err.getMessage());
-          ErrorCode.STORE_FAILED.fail(message, "the revocation could not be written: " + err.getMessage()
-              + " (it holds until the gateway restarts)");
-        });
   }
 
   // ---- attention: one timer for the earliest step of every plan ----
