@@ -26,6 +26,7 @@ export function event(f) {
     case 'user_message': {
       v.agentMsg = null; v.thought = null; v.userMsg = null; v.tools = new Map();
       const m = el('div', 'msg user', e.text);
+      if (typeof e.text === 'string' && e.text.trim()) v.lastUserText = e.text;
       if (e.images?.length) m.append(userImages(e.images));
       v.log.append(m);
       if (!t.info.title) {
@@ -55,9 +56,11 @@ export function event(f) {
       v.agentMsg = null; v.userMsg = null;
       system(v, agentExitedText(e), true);
       break;
-    case 'system':
-      system(v, e.text, e.level === 'error');
+    case 'system': {
+      const m = system(v, e.text, e.level === 'error');
+      if (e.level === 'error' && Array.isArray(e.login) && e.login.length) m.append(loginHelp(f.threadId, v, e.login));
       break;
+    }
     case 'session_modes':
       dispatch({ type: 'modes', threadId: f.threadId, modes: e.modes });
       if (isCurrent(f.threadId)) renderModes(f.threadId);
@@ -97,7 +100,71 @@ export function placeByTime(log, box, at) {
 }
 
 function system(v, text, isError) {
-  v.log.append(el('div', 'msg system' + (isError ? ' error' : ''), text));
+  const m = el('div', 'msg system' + (isError ? ' error' : ''), text);
+  v.log.append(m);
+  return m;
+}
+
+// A login the agent demands and offers in a terminal: each way's name, the exact command line to run
+// on the gateway's host with a Copy button, and Try again (the person's last message, sent again).
+function loginHelp(threadId, v, login) {
+  const box = el('div', 'login-help');
+  for (const entry of login) {
+    if (!entry || typeof entry.command !== 'string' || !entry.command) continue;
+    const name = typeof entry.name === 'string' && entry.name ? entry.name : 'Log in';
+    const code = el('code', 'login-command', entry.command);
+    const copy = el('button', 'login-copy', 'Copy');
+    copy.type = 'button';
+    copy.setAttribute('aria-label', 'Copy the command line: ' + name);
+    const note = el('span', 'login-note');
+    note.setAttribute('role', 'status');
+    copy.addEventListener('click', () => copyCommand(code, copy, note));
+    const actions = el('div', 'login-actions');
+    actions.append(copy, note);
+    const item = el('div', 'login-entry');
+    item.append(el('span', 'login-name', name), code, actions);
+    box.append(item);
+  }
+  const again = el('button', 'try-again', 'Try again');
+  again.type = 'button';
+  again.title = 'Send your last message again (once you have logged in)';
+  again.hidden = !v.lastUserText; // nothing said yet: nothing to send again
+  again.addEventListener('click', () => tryAgain(threadId, v, again));
+  box.append(again);
+  return box;
+}
+
+// The clipboard needs a secure context (https, localhost) and the browser's leave; without either, the
+// command is selected for the person to copy.
+async function copyCommand(code, button, note) {
+  note.textContent = '';
+  try {
+    if (!navigator.clipboard?.writeText) throw new Error('no clipboard here');
+    await navigator.clipboard.writeText(code.textContent);
+    button.textContent = 'Copied';
+    clearTimeout(button.copied);
+    button.copied = setTimeout(() => { button.textContent = 'Copy'; }, 2000);
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    note.textContent = 'Select and copy it: the browser did not let the page copy it.';
+  }
+}
+
+// The thread's last message from the person, sent again as a new prompt (composer.js sends the same
+// frame; a refusal brings the text back to the composer).
+function tryAgain(threadId, v, button) {
+  const text = v.lastUserText;
+  if (!text) return;
+  const frame = { type: 'prompt', threadId, text, clientRef: 'p-' + Date.now() };
+  dispatch({ type: 'prompt_kept', prompt: { clientRef: frame.clientRef, threadId, text, attachments: [] } });
+  if (send(frame)) {
+    button.disabled = true;
+    button.textContent = 'Sent again';
+  }
 }
 
 function update(id, v, u, at) {

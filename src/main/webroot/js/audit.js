@@ -14,6 +14,7 @@ export function showAudit(visible) {
   $('composer').hidden = visible;
   if (visible) {
     $('rules').hidden = true;
+    $('usage-view').hidden = true;
     $('plan').hidden = true;
     $('project-bar').hidden = true;
     closeChanges();

@@ -8,6 +8,7 @@ import { event } from './acp.js';
 import { attention, autoAnswered, card, resolved, stale, answerNotTaken } from './cards.js';
 import { grantRefused } from './grant.js';
 import { ruleRevokedFrame, rulesFrame, rulesRefused } from './rulesview.js';
+import { usageFrame, usageRefused } from './usageview.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
@@ -35,6 +36,7 @@ function receive(f) {
     case 'permission_auto': return autoAnswered(f);
     case 'rules': return rulesFrame(f);
     case 'rule_revoked': return ruleRevokedFrame(f);
+    case 'usage': return usageFrame(f);
     case 'push_subscribed': return pushSubscribed(f);
     case 'push_unsubscribed': return pushUnsubscribed(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
@@ -45,7 +47,7 @@ function receive(f) {
     case 'error':
       // Said where it was asked, in words.
       if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)
-        || rulesRefused(f) || grantRefused(f)) return;
+        || rulesRefused(f) || grantRefused(f) || usageRefused(f)) return;
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered' && answerNotTaken(f)) return; // said on a question's card
       return toast(f.message ? f.code + ': ' + f.message : f.code);

@@ -23,6 +23,7 @@ export function showRules(visible) {
     $('composer').hidden = true;
     $('plan').hidden = true;
     $('project-bar').hidden = true;
+    $('usage-view').hidden = true;
     $('rules').hidden = false;
     $('thread-title').textContent = 'Rules';
     setMenu(false);

@@ -15,6 +15,7 @@ import { leave, leavingLost } from './leaving.js';
 import { pushOffered, notifyHere } from './push.js';
 import { reveal, want, wanted } from './deeplink.js';
 import { rulesLost, showRules } from './rulesview.js';
+import { showUsage, usageLost } from './usageview.js';
 
 export function welcome(f) {
   const select = $('agent-select');
@@ -140,6 +141,7 @@ export function open(id) {
   }
   showAudit(false);
   showRules(false);
+  showUsage(false);
   renderProjectBar();
   followThread(id);
   setLog(v.log);
@@ -172,6 +174,7 @@ export function connectionLost() {
   changesLost();
   leavingLost();
   rulesLost();
+  usageLost();
   $('busy').hidden = true;
   $('stop').disabled = true;
 }

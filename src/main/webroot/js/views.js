@@ -5,7 +5,8 @@ export const views = new Map(); // threadId -> view
 
 export function makeView(id, log) {
   const view = { log, tools: new Map(), allTools: [], cards: new Map(), autos: new Map(), agentMsg: null, userMsg: null, thought: null,
-    scrolled: false, terminalOutputs: {} };
+    scrolled: false, terminalOutputs: {},
+    lastUserText: null }; // the person's last message, for a failed turn's Try again
   views.set(id, view);
   return view;
 }
