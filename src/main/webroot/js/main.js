@@ -9,6 +9,7 @@ import { attention, autoAnswered, card, resolved, stale, answerNotTaken } from '
 import { grantRefused } from './grant.js';
 import { ruleRevokedFrame, rulesFrame, rulesRefused } from './rulesview.js';
 import { usageFrame, usageRefused } from './usageview.js';
+import { accounts, logoutFrame, logoutRefused } from './accounts.js';
 import { promptRefused, sendUnsent } from './composer.js';
 import { mountThreadList } from './threadlist.js';
 import { mountAudit } from './audit.js';
@@ -26,7 +27,7 @@ mountAudit(open);
 
 function receive(f) {
   switch (f.type) {
-    case 'welcome': return welcome(f);
+    case 'welcome': accounts(f.agents); return welcome(f);
     case 'thread': return threadFrame(f);
     case 'event': return event(f);
     case 'permission_request': return card(f);
@@ -37,6 +38,7 @@ function receive(f) {
     case 'rules': return rulesFrame(f);
     case 'rule_revoked': return ruleRevokedFrame(f);
     case 'usage': return usageFrame(f);
+    case 'agent_logout': return logoutFrame(f);
     case 'push_subscribed': return pushSubscribed(f);
     case 'push_unsubscribed': return pushUnsubscribed(f);
     case 'turn': if (f.attached) landAtEnd(f.threadId); return turn(f.threadId, f.busy);
@@ -47,7 +49,7 @@ function receive(f) {
     case 'error':
       // Said where it was asked, in words.
       if (changesRefused(f) || threadRefused(f) || sessionsRefused(f) || leavingRefused(f) || pushRefused(f)
-        || rulesRefused(f) || grantRefused(f) || usageRefused(f)) return;
+        || rulesRefused(f) || grantRefused(f) || usageRefused(f) || logoutRefused(f)) return;
       promptRefused(f);
       if (f.requestId && f.code !== 'already_answered' && answerNotTaken(f)) return; // said on a question's card
       return toast(f.message ? f.code + ': ' + f.message : f.code);

@@ -72,11 +72,17 @@ class BrowserUsageTest {
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
     testName = info.getTestMethod().orElseThrow().getName();
-    String mode = testName.startsWith("aLogin") ? "auth" : "cost";
-    AgentSpec bad = new AgentSpec("bad", NAME, null, List.of("node", SCRIPT.toString(), mode), Map.of(), null, null);
+    String mode = testName.startsWith("aLogin") ? "auth" : testName.startsWith("anAgent") ? "lifecycle" : "cost";
+    Path dir = Files.createDirectories(root.resolve(testName));
+    // Unconfined, to write the methods it is sent beside its data directory (lifecycle mode).
+    AgentSpec bad = new AgentSpec("bad", NAME, null, List.of("node", SCRIPT.toString(), mode),
+        Map.of("BAD_AGENT_LOG", dir.resolve("methods.log").toString()), null, null,
+        io.switchboard.process.Sandbox.Mode.NONE);
+    AgentSpec plain = new AgentSpec("plain", "Plain agent", null, List.of("node", SCRIPT.toString(), "cost"), Map.of(),
+        null, null);
     costsKept.set(0);
     vertx.eventBus().<JsonObject>consumer(Addresses.USAGE_COST, m -> costsKept.incrementAndGet());
-    gateway = new GatewayHarness(vertx, Files.createDirectories(root.resolve(testName)).resolve("data"), List.of(), bad);
+    gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), bad, plain);
     Files.createDirectories(SCREENSHOTS);
     browser.manage().window().setSize(new Dimension(390, 844));
   }
@@ -237,5 +243,28 @@ class BrowserUsageTest {
     assertFalse(again.isEnabled(), "sent once");
     WebElement second = browser.findElements(By.cssSelector(".msg.system.error .login-help")).get(1);
     assertTrue(second.findElement(By.cssSelector("button.try-again")).isDisplayed(), "the new error can try again too");
+  }
+
+  /** The menu's Agent accounts: an agent that offers logout is logged out; one that does not says so. */
+  @Test
+  void anAgentIsLoggedOutFromTheMenuAndOneWithoutLogoutSaysSo() throws Exception {
+    page.logIn(origin() + "/", gateway.token);
+    page.openMenu();
+    WebElement accounts = browser.findElement(By.cssSelector("#accounts summary"));
+    accounts.click();
+    WebElement bad = page.waiting().until(d -> d.findElement(By.cssSelector("#accounts-list button[data-agent-id='bad']")));
+    ((org.openqa.selenium.JavascriptExecutor) browser).executeScript("arguments[0].scrollIntoView({block: 'center'})", bad);
+    assertTrue(page.inView(bad), "the Log out button shows at phone size: " + page.script(
+        "const r = arguments[0].getBoundingClientRect(); return JSON.stringify([r.top, r.bottom, r.left, r.right, "
+        + "window.innerWidth, window.innerHeight])", bad));
+    assertEquals("Log out of " + NAME, bad.getDomAttribute("aria-label"));
+    bad.click();
+    WebElement note = browser.findElement(By.id("accounts-note"));
+    page.waiting().until(d -> ("Logged out of " + NAME + ".").equals(note.getText()));
+    assertTrue(Files.readAllLines(root.resolve(testName).resolve("methods.log")).contains("logout "),
+        "the agent was asked to log out");
+    screenshot("logged-out");
+    browser.findElement(By.cssSelector("#accounts-list button[data-agent-id='plain']")).click();
+    page.waiting().until(d -> note.getText().equals("Plain agent offers no logout here: log out with its own command line."));
   }
 }
