@@ -280,6 +280,7 @@ final class AgentProcess {
     }
     open.remove(acpSessionId);
     return request(method, new JsonObject().put("sessionId", acpSessionId), END_SESSION_MS)
+        .onSuccess(x -> log.info("[{}] {} of session {} answered", tag, method, acpSessionId))
         .onFailure(err -> log.info("[{}] {} of session {} failed: {}", tag, method, acpSessionId, err.getMessage()))
         .<Void>mapEmpty().otherwiseEmpty();
   }

@@ -50,7 +50,21 @@ class ClaudeAgentAcpTest {
       assertNotNull(status.getString("acpSessionId"));
       long pid = status.getLong("pid");
       List<ProcessHandle> tree = ProcessHandle.of(pid).orElseThrow().descendants().toList();
-      gateway.stop();
+      // The adapter (0.23.1) offers session/close: the stop closes the session before the process goes.
+      ch.qos.logback.classic.Logger processLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+          .getLogger(AgentProcess.class);
+      ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+          new ch.qos.logback.core.read.ListAppender<>();
+      seen.start();
+      processLog.addAppender(seen);
+      try {
+        gateway.stop();
+      } finally {
+        processLog.detachAppender(seen);
+      }
+      String closed = "session/close of session " + status.getString("acpSessionId") + " answered";
+      assertTrue(seen.list.stream().anyMatch(e -> e.getFormattedMessage().endsWith(closed)),
+          "the adapter closed its session: " + seen.list.stream().map(e -> e.getFormattedMessage()).toList());
       waitFor(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "the adapter to be gone");
       for (ProcessHandle child : tree) {
         assertFalse(child.isAlive(), "child " + child.pid() + " of the adapter survived");

@@ -117,6 +117,13 @@ class MetricsTest {
     awaitMetric("switchboard_plugin_restarts_total{plugin=\"fake\"", 1);
     awaitMetric("switchboard_outbox_redeliveries_total", 1);
     awaitMetric("switchboard_plugin_up{plugin=\"fake\"", 1);
+    // What agents say they cost (the agent room's facts of what each report added): summed per agent and currency.
+    for (double added : new double[] {0.5, 0.25}) {
+      vertx.eventBus().publish(Addresses.USAGE_COST, new JsonObject().put("threadId", "t").put("agentId", "demo")
+          .put("currency", "USD").put("added", added));
+    }
+    awaitMetric("switchboard_agent_cost_total{agent=\"demo\",currency=\"USD\"", 0.75);
+    assertEquals(0.75, metric("switchboard_agent_cost_total{agent=\"demo\",currency=\"USD\""), 1e-9);
   }
 
   @Test

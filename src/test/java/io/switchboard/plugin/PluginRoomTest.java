@@ -569,6 +569,9 @@ class PluginRoomTest {
         second.encode());
     assertEquals(List.of("decline", "cancel"), second.getJsonArray("options").stream()
         .map(o -> ((JsonObject) o).getString("optionId")).toList());
+    plugin.prompt("42", "99", "Eve"); // someone else in the chat: not the thread's starter, not an approver
+    plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Not taken: Only"), 1, "the stranger's refusal");
     plugin.prompt("42", "42", "A");
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
         && r.getJsonObject("params").getString("text").contains("at least 2"), 1, "the refusal");
@@ -991,7 +994,7 @@ class PluginRoomTest {
   @Test
   void liveEventsThatNeverArrivedAreFetchedSoTheFinalReplyIsWhole(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "acp", List.of());
-    plugin.prompt("42", "42", "/help"); // answered without a card
+    plugin.prompt("42", "42", "hello");
     plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
         && "final".equals(r.getJsonObject("params").getString("kind")), 1, "the first final reply");

@@ -762,10 +762,18 @@ class BrowserChatTest {
       if (chat.equals("group-phone")) {
         browser.findElement(By.id("menu")).click();
       }
+      String[] lastRect = {null};
       WebElement badge = waiting().until(d -> {
         List<WebElement> b = d.findElements(By.cssSelector(".threads .pending"));
-        // On a phone the menu slides in: the badge counts once it is wholly on screen.
-        return b.isEmpty() || !b.get(0).isDisplayed() || !inWindow(b.get(0)) ? null : b.get(0);
+        // On a phone the menu slides in: the badge counts once it is wholly on screen and has stopped
+        // moving (a click during the slide lands on whatever has moved under the point).
+        if (b.isEmpty() || !b.get(0).isDisplayed() || !inWindow(b.get(0))) {
+          return null;
+        }
+        String rect = String.valueOf(page.script("return JSON.stringify(arguments[0].getBoundingClientRect())", b.get(0)));
+        boolean still = rect.equals(lastRect[0]);
+        lastRect[0] = rect;
+        return still ? b.get(0) : null;
       });
       assertEquals("1", badge.getText());
       badge.click(); // opens the thread

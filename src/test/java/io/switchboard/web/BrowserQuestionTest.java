@@ -48,9 +48,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class BrowserQuestionTest {
-  static final Path SCREENSHOTS = Path.of("target", "screenshots");
+class BrowserQuestionTest extends BrowserClass {
   static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
   static final String TOKEN = "s3cret-deploy-token";
   static final String URL = "https://auth.example.com/device?code=ABCD";
@@ -59,34 +57,15 @@ class BrowserQuestionTest {
   Path root;
   Settings settings;
   GatewayHarness gateway;
-  /** One Chromium for the class; each test has a gateway of its own. */
-  ChromeDriver browser;
-  PageDriver page;
-  String testName;
-
-  @BeforeAll
-  void startBrowser() throws Exception {
-    browser = io.switchboard.testkit.Chromium.start(Files.createTempDirectory("sb-chromium"));
-    page = new PageDriver(browser);
-  }
-
-  @AfterAll
-  void quitBrowser() {
-    if (browser != null) {
-      browser.quit();
-    }
-  }
 
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
-    testName = info.getTestMethod().orElseThrow().getName();
     Path dir = Files.createDirectories(root.resolve(testName));
     List<AgentSpec> agents = List.of(agent("form", "elicit-form"), agent("link", "elicit-url"),
-        agent("choice", "elicit-choice"));
+        agent("choice", "elicit-choice"), agent("withdraw", "elicit-withdraw"));
     settings = new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false, List.of()), dir.resolve("data"),
         "form", agents, List.of(), Settings.LogFormat.TEXT);
     gateway = new GatewayHarness(vertx, settings, Gateway.Tuning.DEFAULT);
-    Files.createDirectories(SCREENSHOTS);
     browser.manage().window().setSize(new Dimension(390, 844));
   }
 
@@ -98,18 +77,6 @@ class BrowserQuestionTest {
   void stop() {
     page.forget();
     gateway.close();
-  }
-
-  private WebDriverWait waiting() {
-    return page.waiting();
-  }
-
-  private Object script(String js, Object... args) {
-    return page.script(js, args);
-  }
-
-  private void screenshot(String name) throws Exception {
-    page.screenshot(SCREENSHOTS.resolve(testName + "-" + name + ".png"));
   }
 
   private void logIn() {
@@ -449,5 +416,23 @@ class BrowserQuestionTest {
     assertTrue(verdict.startsWith("Declined — by web at "), verdict);
     assertEquals(List.of(), answerRows(ended));
     assertTrue(ended.findElements(By.cssSelector("input")).isEmpty(), "read-only once ended");
+  }
+
+  /** A question the agent takes back ($/cancel_request) ends on the page as withdrawn, read-only, at phone size. */
+  @Test
+  void aQuestionTheAgentWithdrawsIsShownWithdrawn() throws Exception {
+    logIn();
+    askAgent("withdraw");
+    WebElement ended = awaitEnded();
+    String verdict = ended.findElement(By.cssSelector(".verdict")).getText();
+    assertTrue(verdict.startsWith("Cancelled: the agent withdrew its question"), verdict);
+    assertTrue(page.inView(ended.findElement(By.cssSelector(".verdict"))) || (Boolean) script(
+        "arguments[0].scrollIntoView({block: 'center'}); const r = arguments[0].getBoundingClientRect();"
+        + "return r.top >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;",
+        ended.findElement(By.cssSelector(".verdict"))), "the verdict shows at phone size");
+    assertTrue(ended.findElements(By.cssSelector("input")).isEmpty(), "read-only once ended");
+    assertTrue(answersSent().isEmpty(), "nobody answered it");
+    assertEquals(new JsonObject().put("action", "cancel"), report().getJsonObject("answer"));
+    screenshot("withdrawn");
   }
 }

@@ -52,9 +52,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * phone. Screenshots go to target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class BrowserRulesTest {
-  static final Path SCREENSHOTS = Path.of("target", "screenshots");
+class BrowserRulesTest extends BrowserClass {
   /** The demo agent's edit of its notes file, allowed. */
   static final JsonObject NOTES_RULE = new JsonObject().put("id", "notes").put("effect", "allow")
       .put("kinds", new JsonArray().add("edit")).put("paths", new JsonArray().add("**/demo-notes.md"));
@@ -66,27 +64,9 @@ class BrowserRulesTest {
   @TempDir
   Path root;
   GatewayHarness gateway;
-  /** One Chromium for the class; each test has a gateway of its own. */
-  ChromeDriver browser;
-  io.switchboard.testkit.PageDriver page;
-  String testName;
-
-  @BeforeAll
-  void startBrowser() throws Exception {
-    browser = io.switchboard.testkit.Chromium.start(Files.createTempDirectory("sb-chromium"));
-    page = new io.switchboard.testkit.PageDriver(browser);
-  }
-
-  @AfterAll
-  void quitBrowser() {
-    if (browser != null) {
-      browser.quit();
-    }
-  }
 
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
-    testName = info.getTestMethod().orElseThrow().getName();
     Path dir = Files.createDirectories(root.resolve(testName));
     AgentSpec demo = AgentHarness.demo();
     AgentSpec commands = AgentHarness.javaMain("commands", CommandAgent.class);
@@ -101,7 +81,6 @@ class BrowserRulesTest {
       rules.addAll(Presets.of("readWorktree", List.of()));
     }
     gateway = new GatewayHarness(vertx, settings.withRules(rules), Gateway.Tuning.DEFAULT);
-    Files.createDirectories(SCREENSHOTS);
     browser.manage().window().setSize(new Dimension(390, 844));
   }
 
@@ -109,18 +88,6 @@ class BrowserRulesTest {
   void stop() {
     page.forget();
     gateway.close();
-  }
-
-  private WebDriverWait waiting() {
-    return page.waiting();
-  }
-
-  private Object script(String js, Object... args) {
-    return page.script(js, args);
-  }
-
-  private void screenshot(String name) throws Exception {
-    Files.write(SCREENSHOTS.resolve(testName + "-" + name + ".png"), browser.getScreenshotAs(OutputType.BYTES));
   }
 
   private void logIn() {

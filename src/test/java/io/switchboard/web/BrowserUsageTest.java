@@ -40,38 +40,18 @@ import org.openqa.selenium.chrome.ChromeDriver;
  * Copy button, and Try again sends the last message again. Screenshots go to target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class BrowserUsageTest {
-  static final Path SCREENSHOTS = Path.of("target", "screenshots");
+class BrowserUsageTest extends BrowserClass {
   static final Path SCRIPT = Path.of("src", "test", "badpeers", "bad-agent.js").toAbsolutePath();
   static final String NAME = "Bad agent";
 
   @TempDir
   Path root;
   GatewayHarness gateway;
-  /** One Chromium for the class; each test has a gateway of its own. */
-  ChromeDriver browser;
-  PageDriver page;
-  String testName;
   /** What the store kept of the agent's cost reports (the page asks the store). */
   final AtomicInteger costsKept = new AtomicInteger();
 
-  @BeforeAll
-  void startBrowser() throws Exception {
-    browser = Chromium.start(Files.createTempDirectory("sb-chromium"));
-    page = new PageDriver(browser);
-  }
-
-  @AfterAll
-  void quitBrowser() {
-    if (browser != null) {
-      browser.quit();
-    }
-  }
-
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
-    testName = info.getTestMethod().orElseThrow().getName();
     String mode = testName.startsWith("aLogin") ? "auth" : testName.startsWith("anAgent") ? "lifecycle" : "cost";
     Path dir = Files.createDirectories(root.resolve(testName));
     // Unconfined, to write the methods it is sent beside its data directory (lifecycle mode).
@@ -83,7 +63,6 @@ class BrowserUsageTest {
     costsKept.set(0);
     vertx.eventBus().<JsonObject>consumer(Addresses.USAGE_COST, m -> costsKept.incrementAndGet());
     gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), bad, plain);
-    Files.createDirectories(SCREENSHOTS);
     browser.manage().window().setSize(new Dimension(390, 844));
   }
 
@@ -91,10 +70,6 @@ class BrowserUsageTest {
   void stop() {
     page.forget();
     gateway.close();
-  }
-
-  private void screenshot(String name) throws Exception {
-    page.screenshot(SCREENSHOTS.resolve(testName + "-" + name + ".png"));
   }
 
   private String origin() {
