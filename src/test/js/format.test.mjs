@@ -39,6 +39,7 @@ test('turns, usage, keys, answers and exits in words', () => {
   assert.equal(stopText('odd'), 'Turn ended: odd');
   assert.equal(usageText({ used: 12345, size: 200000, cost: { amount: 0.5, currency: 'USD' } }), '12k / 200k tokens · 0.50 USD');
   assert.equal(usageText({ used: 1, size: 0 }), null);
+  assert.equal(usageText({ used: 1000, size: 2000, cost: { amount: 1, currency: 'usd' } }), '1k / 2k tokens · 1.00 USD');
   assert.equal(keysHint(3), 'Keys: Alt+1…Alt+3, in this order');
   assert.equal(keysHint(1), 'Keys: Alt+1, in this order');
   assert.equal(keysHint(0), '');

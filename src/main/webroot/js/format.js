@@ -54,7 +54,8 @@ export function usageText(u) {
   if (!u || typeof u.used !== 'number' || typeof u.size !== 'number' || u.size <= 0) return null;
   const k = (n) => (n >= 1000 ? Math.round(n / 1000) + 'k' : String(n));
   let text = k(u.used) + ' / ' + k(u.size) + ' tokens';
-  if (u.cost && typeof u.cost.amount === 'number') text += ' · ' + u.cost.amount.toFixed(2) + ' ' + (u.cost.currency || '');
+  // The currency as the Usage view shows it (the gateway keeps it upper case): "usd" and "USD" are one.
+  if (u.cost && typeof u.cost.amount === 'number') text += ' · ' + u.cost.amount.toFixed(2) + ' ' + String(u.cost.currency || '').toUpperCase();
   return text;
 }
 

@@ -841,15 +841,8 @@ public final class PermissionRoom extends VerticleBase {
     }
     JsonObject card = card(p);
     card.remove("eligible");
-    String title = p.reg.toolCall().getString("title", "a tool call");
-    Card.Deadline d = p.deadline();
-    String deadline = d == null ? "" : " It " + Waiting.expiry(d.at(), now, zone) + "; " + Waiting.onExpiry(d.onExpiry())
-        + ".";
-    String text = step.name().equals("escalate")
-        ? "\u23eb Still unanswered after " + Waiting.duration(now - p.createdAt) + ": \u201c" + title
-            + "\u201d. It was sent to more people." + deadline
-        : "\u23f0 Still waiting for an answer (" + Waiting.duration(now - p.createdAt) + "): \u201c" + title
-            + "\u201d. The card is above." + deadline;
+    String text = Waiting.stepText(step.name(), p.reg.toolCall().getString("title", "a tool call"),
+        now - p.createdAt, p.deadline(), now, zone);
     JsonObject body = new JsonObject().put("requestId", p.id).put("step", step.name()).put("at", now)
         .put("card", card).put("text", text).put("escalateTo", new JsonArray(p.plan.escalateTo()));
     bus.<JsonObject>request(Addresses.STORE_LEDGER_ATTEND, body).onComplete(done -> {

@@ -11,6 +11,16 @@ public final class Waiting {
   private Waiting() {}
 
   /** "45 s", "7 min", "2 h 5 min". */
+  /** What a chat is told at a reminder or an escalation of a request still waiting (a new message, so it notifies). */
+  static String stepText(String step, String title, long waitedMs, Card.Deadline d, long now, ZoneId zone) {
+    String deadline = d == null ? "" : " It " + expiry(d.at(), now, zone) + "; " + onExpiry(d.onExpiry()) + ".";
+    return step.equals("escalate")
+        ? "\u23eb Still unanswered after " + duration(waitedMs) + ": \u201c" + title + "\u201d. It was sent to more people."
+            + deadline
+        : "\u23f0 Still waiting for an answer (" + duration(waitedMs) + "): \u201c" + title + "\u201d. The card is above."
+            + deadline;
+  }
+
   public static String duration(long ms) {
     long s = Math.max(0, ms) / 1000;
     if (s < 60) {

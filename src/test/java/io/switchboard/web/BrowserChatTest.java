@@ -14,22 +14,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -38,45 +33,18 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class BrowserChatTest {
-  static final Path SCREENSHOTS = Path.of("target", "screenshots");
-
+class BrowserChatTest extends BrowserClass {
   @TempDir
   Path root;
   /** This test's own directory (the class shares one temporary root, as it shares the browser). */
   Path dir;
+  /** Each test gets a gateway of its own on a port of its own: no page, cookie or draft of one test is another's. */
   GatewayHarness gateway;
-  /**
-   * One Chromium for the class (starting one is most of a short test's time); each test gets a
-   * gateway of its own on a port of its own, so no page, cookie or draft of one test is another's
-   * (a browser keeps them per origin).
-   */
-  ChromeDriver browser;
-  io.switchboard.testkit.PageDriver page;
-  Path profile;
-  String testName;
-
-  @BeforeAll
-  void startBrowser() throws Exception {
-    profile = Files.createTempDirectory("sb-chromium");
-    browser = io.switchboard.testkit.Chromium.start(profile);
-    page = new io.switchboard.testkit.PageDriver(browser);
-  }
-
-  @AfterAll
-  void quitBrowser() {
-    if (browser != null) {
-      browser.quit();
-    }
-  }
 
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
-    testName = info.getTestMethod().orElseThrow().getName();
     dir = Files.createDirectories(root.resolve(testName));
     gateway = new GatewayHarness(vertx, dir.resolve("data"), List.of(), AgentHarness.demo());
-    Files.createDirectories(SCREENSHOTS);
   }
 
   @AfterEach
@@ -92,14 +60,6 @@ class BrowserChatTest {
     page.forget();
     browser.manage().window().setSize(new Dimension(1280, 900));
     gateway.close();
-  }
-
-  private WebDriverWait waiting() {
-    return page.waiting();
-  }
-
-  private void screenshot(String name) throws Exception {
-    Files.write(SCREENSHOTS.resolve(testName + "-" + name + ".png"), browser.getScreenshotAs(OutputType.BYTES));
   }
 
   private void logIn() {

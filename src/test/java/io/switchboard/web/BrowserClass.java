@@ -27,16 +27,31 @@ abstract class BrowserClass {
 
   @BeforeAll
   void startBrowser() throws Exception {
-    browser = Chromium.start(Files.createTempDirectory("sb-chromium"));
+    browser = Chromium.start(Files.createTempDirectory("sb-chromium"), chromiumFlags());
     page = new PageDriver(browser);
     Files.createDirectories(SCREENSHOTS);
+    browserStarted();
   }
 
   @AfterAll
   void quitBrowser() {
+    browserStopping();
     if (browser != null) {
       browser.quit();
     }
+  }
+
+  /** Command-line flags a class's Chromium needs beyond the usual. */
+  String[] chromiumFlags() {
+    return new String[0];
+  }
+
+  /** Once the class's Chromium runs (DevTools listeners, say). */
+  void browserStarted() throws Exception {
+  }
+
+  /** Before the class's Chromium quits. */
+  void browserStopping() {
   }
 
   /** Runs before the subclass's own {@code @BeforeEach}. */

@@ -19,30 +19,21 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
-import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.Keys;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.devtools.Command;
 import org.openqa.selenium.devtools.DevTools;
 import org.openqa.selenium.devtools.Event;
-import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * The page as an installable web app that push reaches, in Debian's Chromium (headless) against the
@@ -52,9 +43,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * draws them. Screenshots go to target/screenshots.
  */
 @ExtendWith(VertxExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class BrowserPushTest {
-  static final Path SCREENSHOTS = Path.of("target", "screenshots");
+class BrowserPushTest extends BrowserClass {
   /**
    * A name this Chromium alone resolves to 127.0.0.1: a page served under it is not a secure context
    * (only localhost and loopback addresses are, over plain HTTP), as a LAN address would not be.
@@ -67,20 +56,19 @@ class BrowserPushTest {
   @TempDir
   Path root;
   GatewayHarness gateway;
-  /** One Chromium for the class; each test has a gateway of its own on a port (an origin) of its own. */
-  ChromeDriver browser;
-  io.switchboard.testkit.PageDriver page;
+  /** Each test has a gateway of its own on a port (an origin) of its own. */
   DevTools devTools;
   /** Service worker registrations by scope, as the DevTools protocol reports them. */
   final Map<String, String> registrations = new ConcurrentHashMap<>();
-  String testName;
   final HttpClient http = HttpClient.newHttpClient();
 
-  @BeforeAll
-  void startBrowser() throws Exception {
-    browser = io.switchboard.testkit.Chromium.start(Files.createTempDirectory("sb-chromium"),
-        "--host-resolver-rules=MAP " + PLAIN_NAME + " 127.0.0.1");
-    page = new io.switchboard.testkit.PageDriver(browser);
+  @Override
+  String[] chromiumFlags() {
+    return new String[] {"--host-resolver-rules=MAP " + PLAIN_NAME + " 127.0.0.1"};
+  }
+
+  @Override
+  void browserStarted() {
     devTools = browser.getDevTools();
     devTools.createSession();
     // Chromium reports each registration (and its id, which deliverPushMessage needs) once enabled.
@@ -96,19 +84,15 @@ class BrowserPushTest {
     devTools.send(new Command<Void>("ServiceWorker.enable", Map.of()));
   }
 
-  @AfterAll
-  void quitBrowser() {
+  @Override
+  void browserStopping() {
     if (devTools != null) {
       devTools.close();
-    }
-    if (browser != null) {
-      browser.quit();
     }
   }
 
   @BeforeEach
   void start(Vertx vertx, TestInfo info) throws Exception {
-    testName = info.getTestMethod().orElseThrow().getName();
     Path dir = Files.createDirectories(root.resolve(testName));
     AgentSpec demo = AgentHarness.demo();
     Settings settings = new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false, List.of(PLAIN_NAME)),
@@ -119,7 +103,6 @@ class BrowserPushTest {
           2_000L, 0L, null, 8_000L, null, null), java.util.Map.of(), java.util.Map.of()));
     }
     gateway = new GatewayHarness(vertx, settings, Gateway.Tuning.DEFAULT);
-    Files.createDirectories(SCREENSHOTS);
     browser.manage().window().setSize(new Dimension(390, 844));
   }
 
@@ -129,21 +112,9 @@ class BrowserPushTest {
     gateway.close();
   }
 
-  private WebDriverWait waiting() {
-    return page.waiting();
-  }
-
-  private Object script(String js, Object... args) {
-    return page.script(js, args);
-  }
-
   /** Runs {@code js} with {@code done} (the last argument) to call with its answer. */
   private Object async(String js, Object... args) {
     return page.async(js, args);
-  }
-
-  private void screenshot(String name) throws Exception {
-    Files.write(SCREENSHOTS.resolve(testName + "-" + name + ".png"), browser.getScreenshotAs(OutputType.BYTES));
   }
 
   private String origin() {
