@@ -2,13 +2,11 @@
 // its presets, and the grants people's "always" made — in the gateway's words, with its use and how
 // long it lasts; a grant in force can be revoked, here and wherever a line or a card names it
 // (revoke_rule). Rules that ended are collapsed under "Revoked". rules.js words them.
+import { hidePanel, showPanel } from './panels.js';
 import { $, el, toast } from './dom.js';
 import { views } from './views.js';
 import { store } from './state.js';
 import { send } from './socket.js';
-import { setMenu } from './menu.js';
-import { showAudit } from './audit.js';
-import { closeChanges } from './changes.js';
 import { SOURCE_WORDS, ruleExpiry, ruleGroups, ruleMade, ruleRevoked, ruleUse } from './rules.js';
 
 let seq = 0;
@@ -17,21 +15,10 @@ const revoking = new Map(); // clientRef of a revoke_rule -> its ruleId
 
 export function showRules(visible) {
   if (visible) {
-    showAudit(false);
-    closeChanges();
-    $('log').hidden = true;
-    $('composer').hidden = true;
-    $('plan').hidden = true;
-    $('project-bar').hidden = true;
-    $('usage-view').hidden = true;
-    $('rules').hidden = false;
-    $('thread-title').textContent = 'Rules';
-    setMenu(false);
+    showPanel('rules', 'Rules');
     loadRules();
-  } else if (!$('rules').hidden) {
-    $('rules').hidden = true;
-    $('log').hidden = false;
-    $('composer').hidden = false;
+  } else {
+    hidePanel('rules');
   }
 }
 

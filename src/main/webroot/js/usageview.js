@@ -1,12 +1,10 @@
 // The Usage view (the menu's "Usage", #usage-view): what agents said they cost (ACP usage_update),
 // the last 30 days — the span's total per agent and currency at the top, then each day, newest first,
 // with each agent's amount and the day's total. usage.js groups, sums and words it.
+import { hidePanel, showPanel } from './panels.js';
 import { $, el } from './dom.js';
 import { store } from './state.js';
 import { send } from './socket.js';
-import { setMenu } from './menu.js';
-import { showAudit } from './audit.js';
-import { closeChanges } from './changes.js';
 import { NOTHING_REPORTED, usageSummary } from './usage.js';
 
 const DAYS = 30;
@@ -15,21 +13,10 @@ let asked = null; // clientRef of the usage frame the view waits for
 
 export function showUsage(visible) {
   if (visible) {
-    showAudit(false);
-    closeChanges();
-    $('rules').hidden = true;
-    $('log').hidden = true;
-    $('composer').hidden = true;
-    $('plan').hidden = true;
-    $('project-bar').hidden = true;
-    $('usage-view').hidden = false;
-    $('thread-title').textContent = 'Usage';
-    setMenu(false);
+    showPanel('usage-view', 'Usage');
     loadUsage();
-  } else if (!$('usage-view').hidden) {
-    $('usage-view').hidden = true;
-    $('log').hidden = false;
-    $('composer').hidden = false;
+  } else {
+    hidePanel('usage-view');
   }
 }
 
