@@ -678,8 +678,10 @@ public final class PermissionRoom extends VerticleBase {
       log.warn("ignored a completion without generation and elicitationId: {}", fact);
       return;
     }
-    endAll(p -> generation.equals(p.reg.generation()) && p.reg.question() != null
-        && elicitationId.equals(p.reg.question().getString("elicitationId")), CancelReason.COMPLETED.slug());
+    endAll(p -> {
+      JsonObject q = generation.equals(p.reg.generation()) ? p.reg.question() : null;
+      return q != null && elicitationId.equals(q.getString("elicitationId"));
+    }, CancelReason.COMPLETED.slug());
   }
 
   private void agentExited(JsonObject fact) {

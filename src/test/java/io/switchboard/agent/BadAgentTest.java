@@ -35,9 +35,20 @@ class BadAgentTest {
   AgentHarness gateway;
 
   private String thread(Vertx vertx, String mode) {
-    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        AgentHarness.command("bad", List.of("node", SCRIPT.toString(), mode))).start();
+    gateway = start(vertx, dir, mode);
     return gateway.thread("bad", "web");
+  }
+
+  /** A gateway in {@code dir} whose agent "bad" is the scripted Node agent in {@code mode}. */
+  static AgentHarness start(Vertx vertx, Path dir, String mode) {
+    return new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
+        AgentHarness.command("bad", List.of("node", SCRIPT.toString(), mode))).start();
+  }
+
+  /** The agent "bad" in lifecycle mode, unconfined: it writes the methods it is sent to {@code log}, outside its workspace. */
+  private static io.switchboard.config.AgentSpec lifecycle(Path log) {
+    return new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "lifecycle"),
+        java.util.Map.of("BAD_AGENT_LOG", log.toString()), null, null, io.switchboard.process.Sandbox.Mode.NONE);
   }
 
   @AfterEach
@@ -115,9 +126,7 @@ class BadAgentTest {
   void aDeletedThreadDeletesTheAgentsSessionAndAStopClosesTheOthers(Vertx vertx) throws Exception {
     Path log = dir.resolve("methods.log");
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "lifecycle"),
-            java.util.Map.of("BAD_AGENT_LOG", log.toString()), null, null,
-            io.switchboard.process.Sandbox.Mode.NONE)).start(); // unconfined: it writes its log outside its workspace
+        lifecycle(log)).start();
     String deleted = gateway.thread("bad", "web");
     gateway.prompt(deleted, "hello");
     assertEquals("end_turn", gateway.awaitTurnEnd(deleted, 1));
@@ -143,9 +152,7 @@ class BadAgentTest {
   void anAgentIsLoggedOutWhereItOffersTo(Vertx vertx) throws Exception {
     Path log = dir.resolve("methods.log");
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        new io.switchboard.config.AgentSpec("bad", "bad", null, List.of("node", SCRIPT.toString(), "lifecycle"),
-            java.util.Map.of("BAD_AGENT_LOG", log.toString()), null, null, io.switchboard.process.Sandbox.Mode.NONE),
-        AgentHarness.command("plain", List.of("node", SCRIPT.toString(), "cost"))).start();
+        lifecycle(log), AgentHarness.command("plain", List.of("node", SCRIPT.toString(), "cost"))).start();
     JsonObject out = PermissionHarness.await(vertx.eventBus().<JsonObject>request(Addresses.AGENT_LOGOUT,
         new JsonObject().put("agentId", "bad"))).body();
     assertEquals(new JsonObject().put("supported", true).put("loggedOut", true), out);

@@ -37,8 +37,7 @@ class QuestionAgentTest {
   AgentHarness gateway;
 
   private String thread(Vertx vertx, String mode) {
-    gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),
-        AgentHarness.command("bad", List.of("node", BadAgentTest.SCRIPT.toString(), mode))).start();
+    gateway = BadAgentTest.start(vertx, dir, mode);
     return gateway.thread("bad", "web");
   }
 
