@@ -133,6 +133,8 @@ public final class ClusterNode {
     config.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
     config.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
     config.setProperty("hazelcast.local.localAddress", cluster.host());
+    // On cluster.host only, not every interface: the membership port is open to whoever reaches it.
+    config.setProperty("hazelcast.socket.bind.any", "false");
     NetworkConfig network = config.getNetworkConfig();
     network.setPort(cluster.port()).setPortAutoIncrement(false).setPublicAddress(cluster.host() + ":" + cluster.port());
     JoinConfig join = network.getJoin();

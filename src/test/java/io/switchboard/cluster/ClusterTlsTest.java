@@ -43,6 +43,8 @@ class ClusterTlsTest {
     try {
       Vertx agent = join(nodes, "build-1", Settings.Cluster.Role.AGENT, ports[0], members, dir.resolve("build-1"));
       Vertx edge = join(nodes, "edge", Settings.Cluster.Role.EDGE, ports[1], members, dir.resolve("edge"));
+      // Both of a node's ports listen on its cluster.host alone, not on every interface.
+      assertEquals(List.of("0100007F"), listeners(ports[0]), "the membership port's listening addresses");
       List<String> heardByAgent = new CopyOnWriteArrayList<>();
       agent.eventBus().<String>consumer("sb.node.build-1.permission.answer", m -> {
         heardByAgent.add(m.body());
@@ -85,6 +87,26 @@ class ClusterTlsTest {
         v.close().await(30, TimeUnit.SECONDS);
       }
     }
+  }
+
+  /** The addresses (as /proc/net/tcp writes them) on which a TCP port of this machine listens. */
+  private static List<String> listeners(int port) throws Exception {
+    List<String> out = new ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      Path file = Path.of(table);
+      if (!java.nio.file.Files.exists(file)) {
+        continue;
+      }
+      for (String line : java.nio.file.Files.readAllLines(file)) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length > 3 && f[3].equals("0A") && f[1].endsWith(String.format(":%04X", port))) {
+          String address = f[1].substring(0, f[1].indexOf(':'));
+          // An IPv4 address bound through an IPv6 socket is written as ::ffff:a.b.c.d.
+          out.add(address.startsWith("0000000000000000FFFF0000") ? address.substring(24) : address);
+        }
+      }
+    }
+    return out;
   }
 
   private static Vertx join(List<Vertx> nodes, String name, Settings.Cluster.Role role, int port, List<String> members,
