@@ -76,11 +76,12 @@ final class Ledger {
           touched.add(im[0]);
         }
       }
-      if (push && auto == null && pushToDevices(conn, id, "card", card, at) > 0) {
+      int pushed = push && auto == null ? pushToDevices(conn, id, "card", card, at) : 0;
+      if (pushed > 0) {
         insertEvent(conn, id, at, "pushed", null, null, null, null);
         touched.add(Outbox.PUSH);
       }
-      return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
+      return new JsonObject().put("requestId", id).put("pushed", pushed).put(Outbox.TOUCHED, touched);
     };
   }
 
@@ -155,7 +156,7 @@ final class Ledger {
         touched.add(Outbox.PUSH);
       }
       insertEvent(conn, id, at, event, null, null, detail, null);
-      return reply.put("done", true).put("added", added).put(Outbox.TOUCHED, touched);
+      return reply.put("done", true).put("added", added).put("pushed", pushed).put(Outbox.TOUCHED, touched);
     };
   }
 
