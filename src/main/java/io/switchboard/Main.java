@@ -74,6 +74,9 @@ public final class Main {
         out.println("switchboard " + version());
         return OK;
       }
+      case CLUSTER -> {
+        return cluster(cli);
+      }
       default -> { }
     }
     SettingsLoader.Loaded loaded;
@@ -89,9 +92,51 @@ public final class Main {
       case TOKEN -> token(settings, cli.rotate());
       case DOCTOR -> new Doctor(settings, out).run() == 0 ? OK : FAILED;
       case LEDGER -> ledger(settings, cli);
-      case POLICY -> policy(settings, cli.policy());
+      case POLICY -> policy(settings, cli.options());
       default -> serve(settings, loaded.source());
     };
+  }
+
+  /**
+   * {@code cluster ca} and {@code cluster cert}: the cluster's authority and its nodes' certificates
+   * (docs/operations.md, "Cluster"). Needs the cluster libraries, like cluster mode itself.
+   */
+  private int cluster(CommandLine cli) {
+    java.util.Map<String, String> o = cli.options();
+    java.time.Instant now = java.time.Instant.now();
+    try {
+      if (cli.action().equals("ca")) {
+        Path dir = Path.of(o.getOrDefault("dir", "cluster-ca")).toAbsolutePath().normalize();
+        java.security.cert.X509Certificate ca = io.switchboard.cluster.ClusterAuthority.create(dir, now);
+        out.println("The cluster's authority is in " + dir + ": " + io.switchboard.cluster.NodeCertificate.AUTHORITY
+            + " (" + ca.getSubjectX500Principal().getName() + ", until " + ca.getNotAfter().toInstant() + ") and "
+            + io.switchboard.cluster.ClusterAuthority.AUTHORITY_KEY + " (0600: keep it on this machine, never on a node)."
+            + "\nIssue each node its certificate: cluster cert --name NODE --address HOST --ca " + dir);
+        return OK;
+      }
+      String name = o.get("name");
+      Path ca = Path.of(o.getOrDefault("ca", "cluster-ca")).toAbsolutePath().normalize();
+      Path dir = Path.of(o.getOrDefault("out", Path.of("cluster-certs", name).toString())).toAbsolutePath().normalize();
+      int days = Integer.parseInt(o.getOrDefault("days",
+          Integer.toString(io.switchboard.cluster.ClusterAuthority.DEFAULT_NODE_DAYS)));
+      java.security.cert.X509Certificate cert = io.switchboard.cluster.ClusterAuthority.issue(ca, name,
+          o.get("address"), dir, days, now);
+      out.println("Node " + name + " at " + o.get("address") + ": " + dir + " holds node.crt (until "
+          + cert.getNotAfter().toInstant() + "), node.key (0600) and ca.crt.\nCopy the folder to the node as "
+          + "DATA_DIR/" + io.switchboard.config.Settings.Cluster.DEFAULT_TLS_DIR + " (or set cluster.tlsDir), "
+          + "e.g. scp -rp " + dir + " NODE:/var/lib/switchboard/" + io.switchboard.config.Settings.Cluster.DEFAULT_TLS_DIR);
+      return OK;
+    } catch (NoClassDefFoundError e) {
+      err.println("switchboard: the cluster's certificates are made with the cluster libraries, which the jar leaves "
+          + "out: run java -cp 'switchboard.jar:cluster/*' io.switchboard.Main cluster ... (docs/operations.md, "
+          + "\"Cluster\"); missing: " + e.getMessage());
+      return FAILED;
+    } catch (IOException | java.security.GeneralSecurityException | IllegalStateException e) {
+      String why = e instanceof java.nio.file.FileSystemException f && f.getReason() != null
+          ? f.getFile() + ": " + f.getReason() : e.getMessage();
+      err.println("switchboard: cluster " + cli.action() + ": " + why);
+      return FAILED;
+    }
   }
 
   /**

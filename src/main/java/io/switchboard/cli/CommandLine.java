@@ -7,12 +7,17 @@ import java.util.Map;
 
 /**
  * The parsed command line: which subcommand, the setting overrides given as flags, and the
- * subcommands' own options ({@code token --rotate}; {@code ledger --json --state S --limit N}).
+ * subcommands' own options ({@code token --rotate}; {@code ledger --json --state S --limit N};
+ * {@code policy check} and {@code cluster ca|cert} options in {@code options}, {@code cluster}'s
+ * action in {@code action}).
  */
 public record CommandLine(Command command, boolean rotate, Map<Override, String> flags, boolean json,
-                          String state, int limit, boolean verify, Map<String, String> policy) {
+                          String state, int limit, boolean verify, Map<String, String> options, String action) {
 
-  public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, POLICY, HELP, VERSION }
+  public enum Command { SERVE, TOKEN, DOCTOR, LEDGER, POLICY, CLUSTER, HELP, VERSION }
+
+  /** The options of {@code cluster ca} and {@code cluster cert}. */
+  static final java.util.Set<String> CLUSTER_OPTIONS = java.util.Set.of("dir", "ca", "name", "address", "out", "days");
 
   /** The options of {@code policy check}: the tool call to try against the rules. */
   static final java.util.Set<String> POLICY_OPTIONS = java.util.Set.of("agent", "project", "thread", "kind", "title",
@@ -25,6 +30,9 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
              java -jar switchboard.jar ledger [--state pending|all] [--limit N] [--json] [options]
              java -jar switchboard.jar ledger verify [options]
              java -jar switchboard.jar policy check --kind K [--command C] [--path P] [...] [options]
+             java -cp 'switchboard.jar:cluster/*' io.switchboard.Main cluster ca [--dir D]
+             java -cp 'switchboard.jar:cluster/*' io.switchboard.Main cluster cert --name N --address A
+                  [--ca D] [--out D] [--days N]
              java -jar switchboard.jar --help | --version
 
       Switchboard drives ACP coding agents from a browser chat and IM apps, and lets you
@@ -46,6 +54,12 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         policy check       which rule would answer a tool call: --kind K (execute, read, fetch, ...)
                            [--agent A] [--project P] [--command "git push"] [--path F] [--url U]
                            [--title T] [--thread T] [--cwd DIR: the thread's directory paths are read in]
+        cluster ca         make the cluster's certificate authority in --dir (default cluster-ca): ca.crt,
+                           and ca.key (0600) to keep on this machine only
+        cluster cert       issue a node its key and certificate for its name (cluster.node) and address
+                           (cluster.host), from the authority in --ca (default cluster-ca), written with
+                           ca.crt to --out (default cluster-certs/NAME): copy that folder to the node's
+                           DATA_DIR/cluster-tls; --days N (default 397)
 
       Options (each also SWITCHBOARD_<NAME> in the environment and a key in the config file):
         --config FILE      configuration file (default: conf/switchboard.json if present)
@@ -68,13 +82,14 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     Map<Override, String> flags = new EnumMap<>(Override.class);
     Map<String, String> policy = new java.util.LinkedHashMap<>();
     boolean check = false;
+    String action = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.equals("--help") || arg.equals("-h")) {
-        return new CommandLine(Command.HELP, false, flags, false, "all", 50, false, Map.of());
+        return new CommandLine(Command.HELP, false, flags, false, "all", 50, false, Map.of(), null);
       }
       if (arg.equals("--version") || arg.equals("-V")) {
-        return new CommandLine(Command.VERSION, false, flags, false, "all", 50, false, Map.of());
+        return new CommandLine(Command.VERSION, false, flags, false, "all", 50, false, Map.of(), null);
       }
       if (arg.equals("--rotate")) {
         rotate = true;
@@ -93,7 +108,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
           name = name.substring(0, eq);
         }
         Override o = Override.byFlag(name);
-        boolean policyOption = command == Command.POLICY && POLICY_OPTIONS.contains(name);
+        boolean policyOption = command == Command.POLICY && POLICY_OPTIONS.contains(name)
+            || command == Command.CLUSTER && CLUSTER_OPTIONS.contains(name);
         if (o == null && !name.equals("state") && !name.equals("limit") && !policyOption) {
           throw new UsageException("--" + name, "unknown option");
         }
@@ -137,6 +153,10 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         check = true;
         continue;
       }
+      if (command == Command.CLUSTER && (arg.equals("ca") || arg.equals("cert")) && action == null) {
+        action = arg;
+        continue;
+      }
       if (command == Command.LEDGER && arg.equals("verify") && !verify) {
         verify = true;
         continue;
@@ -150,7 +170,9 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
         case "doctor" -> Command.DOCTOR;
         case "ledger" -> Command.LEDGER;
         case "policy" -> Command.POLICY;
-        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token, doctor, ledger, policy)");
+        case "cluster" -> Command.CLUSTER;
+        default -> throw new UsageException(arg, "unknown subcommand (known: serve, token, doctor, ledger, policy, "
+            + "cluster)");
       };
     }
     if (command == null) {
@@ -170,7 +192,50 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
       throw new UsageException("policy", "usage: policy check --kind K [--agent A] [--project P] [--command C] "
           + "[--path P] [--url U] [--title T] [--thread T] [--cwd DIR]");
     }
+    if (command == Command.CLUSTER) {
+      checkCluster(action, policy);
+    }
     return new CommandLine(command, rotate, flags, json, state == null ? "all" : state, limit == null ? 50 : limit,
-        verify, Map.copyOf(policy));
+        verify, Map.copyOf(policy), action);
+  }
+
+  private static void checkCluster(String action, Map<String, String> o) throws UsageException {
+    if (action == null) {
+      throw new UsageException("cluster", "usage: cluster ca [--dir D] | cluster cert --name N --address A [--ca D] "
+          + "[--out D] [--days N]");
+    }
+    java.util.Set<String> allowed = action.equals("ca") ? java.util.Set.of("dir")
+        : java.util.Set.of("ca", "name", "address", "out", "days");
+    for (String given : o.keySet()) {
+      if (!allowed.contains(given)) {
+        throw new UsageException("--" + given, "does not go with cluster " + action);
+      }
+    }
+    if (action.equals("cert")) {
+      for (String needed : java.util.List.of("name", "address")) {
+        if (!o.containsKey(needed)) {
+          throw new UsageException("cluster cert", "needs --" + needed);
+        }
+      }
+      if (!o.get("name").matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
+        throw new UsageException("--name", "must be the node's name as in cluster.node (letters, digits, . _ -; "
+            + "at most 64), got \"" + o.get("name") + "\"");
+      }
+      if (!o.get("address").matches("[A-Za-z0-9.-]{1,253}|\\[?[0-9A-Fa-f:.]+]?")) {
+        throw new UsageException("--address", "must be the node's cluster.host (an IP address or a host name), got \""
+            + o.get("address") + "\"");
+      }
+      if (o.containsKey("days")) {
+        int days;
+        try {
+          days = Integer.parseInt(o.get("days"));
+        } catch (NumberFormatException e) {
+          days = -1;
+        }
+        if (days < 1 || days > 3650) {
+          throw new UsageException("--days", "must be a number 1..3650, got \"" + o.get("days") + "\"");
+        }
+      }
+    }
   }
 }

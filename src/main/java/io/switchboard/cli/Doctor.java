@@ -59,6 +59,9 @@ public final class Doctor {
     selfApproval();
     agentProcesses();
     port();
+    if (settings.cluster() != null) {
+      cluster(settings.cluster());
+    }
     out.println(problems == 0 ? "All checks passed." : problems + " problem(s) found.");
     return problems;
   }
@@ -332,6 +335,38 @@ public final class Doctor {
     long rss = running.stream().mapToLong(p -> io.switchboard.process.ProcessTree.residentBytes(p.pid())).sum();
     ok("running now under this data directory: " + running.size() + " agent and terminal processes, "
         + (rss >> 20) + " MiB resident");
+  }
+
+  /** Cluster mode: this node's certificate as the node checks it at start, and where its ports listen. */
+  private void cluster(Settings.Cluster cluster) {
+    try {
+      io.switchboard.cluster.NodeCertificate certificate = io.switchboard.cluster.NodeCertificate.load(
+          cluster.tlsDir(), cluster.node(), cluster.host(), java.time.Instant.now());
+      ok("cluster certificate of node " + cluster.node() + " at " + cluster.host() + " in " + cluster.tlsDir()
+          + " (until " + certificate.certificate().getNotAfter().toInstant() + ")");
+    } catch (IllegalStateException e) {
+      problem(e.getMessage());
+    }
+    if (!privateAddress(cluster.host())) {
+      warn("cluster.host " + cluster.host() + " is not a private address: the membership port " + cluster.port()
+          + " and the event bus port " + cluster.busPort() + " listen there, and anyone who reaches the membership "
+          + "port can disturb the cluster (not read or answer it: docs/operations.md, \"What a stranger can still "
+          + "do\"); keep them on a private network");
+    }
+  }
+
+  /** Loopback, link-local, RFC 1918, RFC 6598 (100.64/10: WireGuard and Tailscale networks) or IPv6 ULA. */
+  static boolean privateAddress(String host) {
+    String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    try {
+      java.net.InetAddress a = java.net.InetAddress.getByName(bare);
+      byte[] b = a.getAddress();
+      boolean sharedSpace = b.length == 4 && (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64;
+      boolean uniqueLocal = b.length == 16 && (b[0] & 0xfe) == 0xfc;
+      return a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isSiteLocalAddress() || sharedSpace || uniqueLocal;
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
   }
 
   private void warn(String text) {

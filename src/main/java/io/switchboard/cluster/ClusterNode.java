@@ -33,6 +33,8 @@ public final class ClusterNode {
   private static final String NODE = "switchboard.node";
   private static final String ROLE = "switchboard.role";
   private static final String INCARNATION = "switchboard.incarnation";
+  /** A certificate that ends sooner is warned of at every start. */
+  static final int RENEW_WITHIN_DAYS = 30;
 
   private ClusterNode() {}
 
@@ -49,6 +51,21 @@ public final class ClusterNode {
     System.setProperty("hazelcast.logging.type", "slf4j");
     options.getEventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
         .setClusterPublicHost(cluster.host()).setClusterPublicPort(cluster.busPort());
+    if (cluster.tlsDir() != null) {
+      NodeCertificate certificate;
+      try {
+        certificate = NodeCertificate.load(cluster.tlsDir(), cluster.node(), cluster.host(), java.time.Instant.now());
+      } catch (IllegalStateException e) {
+        return Future.failedFuture(e);
+      }
+      java.time.Duration left = certificate.left(java.time.Instant.now());
+      if (left.toDays() < RENEW_WITHIN_DAYS) {
+        log.warn("this node's cluster certificate {} ends in {} days ({}): issue a new one and restart the node "
+            + "(docs/operations.md, \"Renewing certificates\")", cluster.tlsDir().resolve(NodeCertificate.CERTIFICATE),
+            left.toDays(), certificate.certificate().getNotAfter().toInstant());
+      }
+      certificate.secure(options.getEventBusOptions());
+    }
     HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster, incarnation));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {

@@ -98,8 +98,14 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
    * the members to join, after how long without a heartbeat a member is declared gone, and how long
    * an agent node keeps its pending permission requests while no edge node (no surface) is a member.
    */
+  /**
+   * @param tlsDir this node's certificate folder (ca.crt, node.crt, node.key) for the event bus's mutual
+   *     TLS; null only in benchmarks that measure the plain bus beside it
+   */
   public record Cluster(String node, Role role, String host, int port, int busPort, List<String> members,
-                        int memberTimeoutSeconds, int edgeGraceSeconds) {
+                        int memberTimeoutSeconds, int edgeGraceSeconds, java.nio.file.Path tlsDir) {
+    /** Under the data directory unless {@code cluster.tlsDir} says otherwise. */
+    public static final String DEFAULT_TLS_DIR = "cluster-tls";
     public static final int DEFAULT_PORT = 5701;
     public static final int DEFAULT_BUS_PORT = 5801;
     public static final int DEFAULT_MEMBER_TIMEOUT_SECONDS = 5;
@@ -110,6 +116,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
 
     public Cluster {
       members = List.copyOf(members);
+      tlsDir = tlsDir == null ? null : tlsDir.toAbsolutePath().normalize();
     }
 
     public boolean runsAgents() {

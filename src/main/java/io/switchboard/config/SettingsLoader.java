@@ -289,7 +289,7 @@ public final class SettingsLoader {
       throw new ConfigException("defaultAgent", "names no configured agent: \"" + defaultAgent + "\"");
     }
 
-    Settings.Cluster cluster = root.has("cluster") ? cluster(root.object("cluster")) : null;
+    Settings.Cluster cluster = root.has("cluster") ? cluster(root.object("cluster"), Path.of(dataDir)) : null;
     boolean edge = cluster != null && !cluster.runsAgents();
     List<PluginSpec> plugins = new ArrayList<>();
     Set<String> pluginIds = new HashSet<>();
@@ -727,8 +727,9 @@ public final class SettingsLoader {
     return out;
   }
 
-  private static Settings.Cluster cluster(Node c) throws ConfigException {
-    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds", "edgeGraceSeconds");
+  private static Settings.Cluster cluster(Node c, Path dataDir) throws ConfigException {
+    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds", "edgeGraceSeconds",
+        "tlsDir");
     String node = c.id("node");
     String role = c.string("role", true);
     if (!role.equals("agent") && !role.equals("edge")) {
@@ -758,7 +759,8 @@ public final class SettingsLoader {
     int grace = c.has("edgeGraceSeconds") ? c.integer("edgeGraceSeconds", 1, 86_400)
         : Settings.Cluster.DEFAULT_EDGE_GRACE_SECONDS;
     return new Settings.Cluster(node, role.equals("agent") ? Settings.Cluster.Role.AGENT : Settings.Cluster.Role.EDGE,
-        host, port, busPort, members, timeout, grace);
+        host, port, busPort, members, timeout, grace,
+        c.has("tlsDir") ? Path.of(c.path("tlsDir")) : dataDir.resolve(Settings.Cluster.DEFAULT_TLS_DIR));
   }
 
   /** A JSON object at a key path, with typed readers that name the path in their errors. */

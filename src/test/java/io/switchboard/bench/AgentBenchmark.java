@@ -49,17 +49,18 @@ public final class AgentBenchmark {
       double gateway = gatewayStream(Nodes.single());
       System.out.printf("%s: chunks/s raw pipe %,.0f; through the gateway to a subscriber %,.0f (%.0f%%)%n",
           label, raw, gateway, 100 * gateway / raw);
-      if (cluster) {
-        double crossNode = gatewayStream(Nodes.cluster());
-        System.out.printf("%s: chunks/s to a subscriber on another cluster node %,.0f (%.0f%% of the raw pipe)%n",
-            label, crossNode, 100 * crossNode / raw);
+      for (boolean tls : cluster ? new boolean[] {false, true} : new boolean[0]) {
+        double crossNode = gatewayStream(Nodes.cluster(tls));
+        System.out.printf("%s: chunks/s to a subscriber on another cluster node%s %,.0f (%.0f%% of the raw pipe)%n",
+            label, tls ? " (mutual TLS)" : " (plain bus)", crossNode, 100 * crossNode / raw);
       }
       JsonObject rawRtt = rawPermissions();
       JsonObject gatewayRtt = gatewayPermissions(Nodes.single());
-      if (cluster) {
-        JsonObject crossRtt = gatewayPermissions(Nodes.cluster());
-        System.out.printf("%s: permission round trip answered from another cluster node (us) p50 %d p99 %d mean %d; "
+      for (boolean tls : cluster ? new boolean[] {false, true} : new boolean[0]) {
+        JsonObject crossRtt = gatewayPermissions(Nodes.cluster(tls));
+        System.out.printf("%s: permission round trip answered from another cluster node%s (us) p50 %d p99 %d mean %d; "
                 + "added p50 %d us; agent's send to card shown %d, answer to its reply %d%n", label,
+            tls ? " (mutual TLS)" : " (plain bus)",
             crossRtt.getLong("p50"), crossRtt.getLong("p99"), crossRtt.getLong("mean"),
             crossRtt.getLong("p50") - rawRtt.getLong("p50"), crossRtt.getLong("toCardP50"),
             crossRtt.getLong("answerToEndedP50"));
@@ -163,15 +164,25 @@ public final class AgentBenchmark {
       return new Nodes(vertx, vertx);
     }
 
-    static Nodes cluster() throws Exception {
+    /** {@code tls}: the event bus with the cluster's mutual TLS (as configured nodes run), else the plain bus to compare. */
+    static Nodes cluster(boolean tls) throws Exception {
       int[] ports = {freePort(), freePort()};
       List<String> members = List.of("127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
+      Path certs = tls ? Files.createTempDirectory("sb-bench-tls") : null;
+      if (tls) {
+        java.time.Instant now = java.time.Instant.now();
+        io.switchboard.cluster.ClusterAuthority.create(certs.resolve("ca"), now);
+        for (String node : List.of("bench-agents", "bench-edge")) {
+          io.switchboard.cluster.ClusterAuthority.issue(certs.resolve("ca"), node, "127.0.0.1", certs.resolve(node), 2,
+              now);
+        }
+      }
       Vertx agents = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5, 60), "a")
-          .await(60, TimeUnit.SECONDS);
+          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5, 60,
+          tls ? certs.resolve("bench-agents") : null), "a").await(60, TimeUnit.SECONDS);
       Vertx surfaces = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5, 60), "e")
-          .await(60, TimeUnit.SECONDS);
+          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5, 60,
+          tls ? certs.resolve("bench-edge") : null), "e").await(60, TimeUnit.SECONDS);
       return new Nodes(agents, surfaces);
     }
 

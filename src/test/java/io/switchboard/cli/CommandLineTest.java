@@ -57,4 +57,28 @@ class CommandLineTest {
     assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("--port", "1", "--port", "2")))
         .getMessage().contains("twice"));
   }
+
+  @Test
+  void clusterCertificatesTakeTheirOwnOptions() throws Exception {
+    CommandLine ca = CommandLine.parse(List.of("cluster", "ca", "--dir", "/tmp/ca"));
+    assertEquals(CommandLine.Command.CLUSTER, ca.command());
+    assertEquals("ca", ca.action());
+    assertEquals("/tmp/ca", ca.options().get("dir"));
+    CommandLine cert = CommandLine.parse(List.of("cluster", "cert", "--name", "build-1", "--address", "10.0.0.6",
+        "--days", "30"));
+    assertEquals("cert", cert.action());
+    assertEquals("build-1", cert.options().get("name"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("cluster")))
+        .getMessage().startsWith("cluster"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("cluster", "cert", "--name", "a")))
+        .getMessage().contains("needs --address"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("cluster", "ca", "--name", "a")))
+        .getMessage().startsWith("--name"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("cluster", "cert", "--name",
+        "a b", "--address", "10.0.0.6"))).getMessage().startsWith("--name"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("cluster", "cert", "--name",
+        "a", "--address", "10.0.0.6", "--days", "0"))).getMessage().startsWith("--days"));
+    assertTrue(assertThrows(UsageException.class, () -> CommandLine.parse(List.of("policy", "check", "--kind", "read",
+        "--dir", "x"))).getMessage().startsWith("--dir"));
+  }
 }

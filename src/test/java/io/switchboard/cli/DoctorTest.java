@@ -152,4 +152,32 @@ class DoctorTest {
     // web, fresh and scratch need git; gone and unmade are as before.
     assertEquals(5, noGit.problems(), noGit.out());
   }
+
+  @Test
+  void aClusterNodesCertificateAndWhereItsPortsListenAreChecked() throws Exception {
+    JsonObject tree = SettingsLoader.defaults().put("dataDir", dir.resolve("data").toString())
+        .put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0).put("allowedOrigins", new JsonArray())
+            .put("publicMetrics", false));
+    Settings exposed = SettingsLoader.parse(tree.copy().put("cluster", new JsonObject().put("node", "build-1")
+        .put("role", "agent").put("host", "8.8.8.8").put("members", new JsonArray().add("8.8.8.8:5701"))));
+    Report bare = doctor(exposed, "git");
+    assertTrue(bare.out().contains("cluster-tls/ca.crt is missing"), bare.out());
+    assertTrue(bare.out().contains("cluster.host 8.8.8.8 is not a private address"), bare.out());
+
+    java.time.Instant now = java.time.Instant.now();
+    io.switchboard.cluster.ClusterAuthority.create(dir.resolve("ca"), now);
+    io.switchboard.cluster.ClusterAuthority.issue(dir.resolve("ca"), "build-1", "10.0.0.6",
+        dir.resolve("data").resolve("cluster-tls"), 30, now);
+    Settings inside = SettingsLoader.parse(tree.copy().put("cluster", new JsonObject().put("node", "build-1")
+        .put("role", "agent").put("host", "10.0.0.6").put("members", new JsonArray().add("10.0.0.6:5701"))));
+    Report good = doctor(inside, "git");
+    assertTrue(good.out().contains("cluster certificate of node build-1 at 10.0.0.6"), good.out());
+    assertTrue(!good.out().contains("not a private address"), good.out());
+    for (String host : List.of("127.0.0.1", "192.168.1.4", "172.16.0.1", "100.100.1.2", "fd00::5", "[fe80::1]")) {
+      assertTrue(Doctor.privateAddress(host), host);
+    }
+    for (String host : List.of("8.8.8.8", "100.128.0.1", "2001:db8::1", "172.32.0.1")) {
+      assertTrue(!Doctor.privateAddress(host), host);
+    }
+  }
 }

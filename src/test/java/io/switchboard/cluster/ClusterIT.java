@@ -6,6 +6,7 @@ import static io.switchboard.cluster.LoopbackCluster.members;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.switchboard.bus.Addresses;
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
 import io.vertx.core.Vertx;
@@ -141,6 +142,12 @@ class ClusterIT {
         && waitingB.getString("requestId").equals(f.getString("requestId")), "the waiting request's end", 60);
     assertEquals("voided-by-restart", voided.getJsonObject("outcome").getString("reason"), voided.encode());
     promptUntilHeard(web, onB, "hello again");
+    // Its card is answered before the next prompt, which would otherwise wait behind it in the turn queue.
+    JsonObject hello = ask(web, onB, null, waitingB.getString("requestId"));
+    web.send(new JsonObject().put("type", "permission_answer").put("requestId", hello.getString("requestId"))
+        .put("optionId", hello.getJsonArray("options").getJsonObject(0).getString("optionId")));
+    web.next(f -> "permission_resolved".equals(f.getString("type"))
+        && hello.getString("requestId").equals(f.getString("requestId")), "the end of the card after the restart");
 
     // The edge dies and comes back: a new page sees what waits on either node and answers it.
     JsonObject pendingB = ask(web, onB, "edit after the restart", waitingB.getString("requestId"));
@@ -161,10 +168,10 @@ class ClusterIT {
           && card.getString("requestId").equals(f.getString("requestId")), "its end after the edge's restart", 30);
     }
 
-    // Each node's ledger: every request ended, once.
+    // Each node's ledger: every request ended, once (build-b's has the card of the prompt after its restart too).
     for (String node : List.of("build-a", "build-b")) {
       JsonArray after = ledger(cluster.dataDir(node));
-      assertEquals(3, after.size(), node + ": " + after.encodePrettily());
+      assertEquals(node.equals("build-a") ? 3 : 4, after.size(), node + ": " + after.encodePrettily());
       assertTrue(after.stream().allMatch(r -> ((JsonObject) r).getJsonObject("outcome") != null),
           after.encodePrettily());
     }
@@ -183,9 +190,11 @@ class ClusterIT {
     return id;
   }
 
-  /** Prompts the demo agent to edit: returns its card (a new one, not {@code notThis}). */
+  /** Prompts the demo agent to edit (no prompt: one sent already): returns its card (a new one, not {@code notThis}). */
   private static JsonObject ask(ChatClient web, String thread, String text, String notThis) {
-    web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", text));
+    if (text != null) {
+      web.send(new JsonObject().put("type", "prompt").put("threadId", thread).put("text", text));
+    }
     return web.next(f -> "permission_request".equals(f.getString("type")) && thread.equals(f.getString("threadId"))
         && !f.getString("requestId").equals(notThis), "the card of " + thread);
   }
@@ -222,6 +231,7 @@ class ClusterIT {
   void anImChatOnTheEdgeDrivesTheAgentNodeThroughBothStores() throws Exception {
     int[] ports = {freePort(), freePort()};
     io.switchboard.testkit.PluginControl im = new io.switchboard.testkit.PluginControl(dir.resolve("im"));
+    cluster.certify("edge", "edge");
     Path edgeConfig = cluster.write("edge", im.gatewayConfig(cluster.dataDir("edge"))
         .put("cluster", LoopbackCluster.section("edge", "edge", ports[0], members(ports))));
     Path agentConfig = config("build-1", "agent", ports[1], members(ports));
@@ -314,7 +324,7 @@ class ClusterIT {
     assertTrue(out.contains("a member named build already runs in this cluster (agent node build"), out);
 
     // One edge per cluster: a second one (another name) would run the same plugins again.
-    start("edge-1", config("edge-1", "edge", ports[1], members(ports)));
+    JarGateway edge = start("edge-1", config("edge-1", "edge", ports[1], members(ports)));
     String second = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
         + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", config("edge-2", "edge", ports[2],
         members(ports)).toString());
@@ -323,6 +333,107 @@ class ClusterIT {
     // The jar alone (as `java -jar`) has no cluster manager: it says so and what to run instead.
     String said = exitsWithError("-jar", JarGateway.JAR.toString(), "--config", other.toString());
     assertTrue(said.contains("cluster mode needs the cluster libraries on the class path"), said);
+
+    strangersNeitherReadNorAnswer(edge, ports);
+  }
+
+  /**
+   * Strangers on the cluster's network: a JVM that joins its Hazelcast with no certificate, then one
+   * with a certificate of another authority made by the gateway's own commands (even for the agent
+   * node's name), listen where cards are published and where the node takes answers, and answer a
+   * waiting card: nothing reaches them, nothing they send is delivered, and the card ends by the
+   * page's answer alone. A node given another node's certificate, or none, does not start.
+   */
+  private void strangersNeitherReadNorAnswer(JarGateway edge, int[] ports) throws Exception {
+    ChatClient web = ChatClient.open(vertx, edge.port(), edge.token());
+    web.next("welcome");
+    JsonObject created = web.send(new JsonObject().put("type", "new_thread").put("agent", "demo").put("node", "build")
+        .put("clientRef", "s")).next(f -> "thread".equals(f.getString("type")), "the new thread");
+    String thread = created.getString("threadId");
+    web.send(new JsonObject().put("type", "attach").put("threadId", thread));
+
+    Path otherAuthority = dir.resolve("other-ca");
+    cli("cluster", "ca", "--dir", otherAuthority.toString());
+    Path forged = dir.resolve("forged-build");
+    String issued = cli("cluster", "cert", "--name", "build", "--address", "127.0.0.1", "--ca",
+        otherAuthority.toString(), "--out", forged.toString());
+    assertTrue(issued.contains("holds node.crt") && Files.exists(forged.resolve("node.key")), issued);
+
+    for (String tls : List.of("-", forged.toString())) {
+      Process intruder = new ProcessBuilder("java", "-Xmx128m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
+          + JarGateway.CLUSTER_LIBS + "/*" + java.io.File.pathSeparator + Path.of("target", "test-classes"),
+          Intruder.class.getName(), Integer.toString(freePort()), Integer.toString(freePort()),
+          String.join(",", members(ports)), "build", tls).redirectError(dir.resolve("intruder.log").toFile()).start();
+      cluster.processes.add(intruder);
+      java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(
+          intruder.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+      JsonObject ready = new JsonObject(said.readLine());
+      assertTrue(ready.getInteger("members", 0) >= 3, "the stranger did not join the cluster's Hazelcast: " + ready);
+
+      // A card is asked for while the stranger listens; it reaches the page, not the stranger.
+      JsonObject card = ask(web, thread, "edit while a stranger listens", null);
+      JsonObject answer = new JsonObject().put("requestId", card.getString("requestId"))
+          .put("optionId", card.getJsonArray("options").getJsonObject(0).getString("optionId")).put("surface", "web");
+      java.io.Writer to = new java.io.OutputStreamWriter(intruder.getOutputStream(),
+          java.nio.charset.StandardCharsets.UTF_8);
+      // The node's answer address twice (the stranger listens there too: sends take turns between the
+      // two), and the plain one.
+      for (int i = 0; i < 2; i++) {
+        to.write(new JsonObject().put("address", Addresses.onNode("build", Addresses.PERMISSION_ANSWER))
+            .put("body", answer).encode() + "\n");
+      }
+      to.write(new JsonObject().put("address", Addresses.PERMISSION_ANSWER).put("body", answer).encode() + "\nquit\n");
+      to.flush();
+      List<JsonObject> lines = new ArrayList<>();
+      for (String line = said.readLine(); line != null; line = said.readLine()) {
+        lines.add(new JsonObject(line));
+      }
+      assertTrue(intruder.waitFor(60, TimeUnit.SECONDS));
+      List<String> sent = lines.stream().filter(l -> l.containsKey("sent")).map(l -> l.getString("sent")).toList();
+      System.out.printf("cluster: a stranger (%s) said %s%n", tls.equals("-") ? "no certificate" : "another authority",
+          lines);
+      assertEquals(3, sent.size(), lines.toString());
+      assertTrue(!sent.contains("delivered") && sent.contains("failed"), "a stranger's answer was delivered: " + lines);
+      assertEquals(0, lines.get(lines.size() - 1).getInteger("heardTotal"), "a stranger heard the bus: " + lines);
+
+      // The card still waits: the page's answer ends it, and the ledger names the page.
+      web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
+          .put("optionId", answer.getString("optionId")));
+      JsonObject resolved = web.next(f -> "permission_resolved".equals(f.getString("type"))
+          && card.getString("requestId").equals(f.getString("requestId")), "the page's answer", 30);
+      assertEquals("selected", resolved.getJsonObject("outcome").getString("outcome"), resolved.encode());
+      JsonObject row = ledger(cluster.dataDir("build")).stream().map(r -> (JsonObject) r)
+          .filter(r -> card.getString("requestId").equals(r.getString("requestId"))).findFirst().orElseThrow();
+      assertEquals("web", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"), row.encode());
+    }
+
+    // Another node's certificate, or none: the node does not start, and says why.
+    Path copied = cluster.write("build-3", new JsonObject(Files.readString(cluster.config("build-3", "build-3", "agent",
+        freePort(), members(ports)))));
+    Path tls = cluster.dataDir("build-3").resolve("cluster-tls");
+    for (String file : List.of("node.crt", "node.key")) {
+      Files.copy(cluster.dataDir("build").resolve("cluster-tls").resolve(file), tls.resolve(file),
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    String asAnother = exitsWithError("-Xmx128m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
+        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", copied.toString());
+    assertTrue(asAnother.contains("is node \"build\"'s certificate, not \"build-3\"'s"), asAnother);
+    Files.delete(tls.resolve("node.key"));
+    String without = exitsWithError("-Xmx128m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
+        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", copied.toString());
+    assertTrue(without.contains("node.key is missing"), without);
+  }
+
+  /** Runs a subcommand of the jar with the cluster libraries; it must exit 0. Returns what it printed. */
+  private String cli(String... args) throws Exception {
+    List<String> argv = new ArrayList<>(List.of("java", "-Xmx128m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
+        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main"));
+    argv.addAll(List.of(args));
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    String printed = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), printed);
+    return printed;
   }
 
   /** Runs java with these arguments; it must exit 1 within a minute. Returns what it printed. */

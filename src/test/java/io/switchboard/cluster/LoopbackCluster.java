@@ -42,8 +42,13 @@ final class LoopbackCluster implements AutoCloseable {
     return config(node, node, role, port, members);
   }
 
-  /** A node's config file; {@code home}: the folder of its data and config (two nodes may be given one name). */
+  /**
+   * A node's config file; {@code home}: the folder of its data and config (two nodes may be given one
+   * name). The node gets its certificate from the cluster's authority (made at the first node), in its
+   * data directory's {@code cluster-tls}, as {@code switchboard cluster cert} writes it.
+   */
   Path config(String home, String node, String role, int port, List<String> members) throws Exception {
+    certify(home, node);
     return write(home, new JsonObject().put("dataDir", dataDir(home).toString())
         .put("http", new JsonObject().put("port", 0)).put("cluster", section(node, role, port, members)));
   }
@@ -52,6 +57,23 @@ final class LoopbackCluster implements AutoCloseable {
     Path file = dir.resolve(home + ".json");
     Files.writeString(file, config.encodePrettily());
     return file;
+  }
+
+  /** Issues node {@code node} (data in {@code home}) its certificate, unless it has one. */
+  void certify(String home, String node) throws Exception {
+    Path tls = dataDir(home).resolve(io.switchboard.config.Settings.Cluster.DEFAULT_TLS_DIR);
+    if (!Files.exists(tls)) {
+      java.time.Instant now = java.time.Instant.now();
+      if (!Files.exists(authority())) {
+        ClusterAuthority.create(authority(), now);
+      }
+      ClusterAuthority.issue(authority(), node, "127.0.0.1", tls, 2, now);
+    }
+  }
+
+  /** The folder of the cluster's authority (ca.crt, ca.key). */
+  Path authority() {
+    return dir.resolve("cluster-ca");
   }
 
   Path dataDir(String home) {

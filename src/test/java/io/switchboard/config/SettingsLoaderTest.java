@@ -105,14 +105,15 @@ class SettingsLoaderTest {
     Settings edge = load("{\"cluster\": {\"node\": \"edge-1\", \"role\": \"edge\", \"host\": \"10.0.0.5\", "
         + "\"members\": [\"10.0.0.5:5701\", \"10.0.0.6:5701\"]}}", Map.of(), Map.of());
     assertEquals(new Settings.Cluster("edge-1", Settings.Cluster.Role.EDGE, "10.0.0.5", 5701, 5801,
-        java.util.List.of("10.0.0.5:5701", "10.0.0.6:5701"), 5, 60), edge.cluster());
+        java.util.List.of("10.0.0.5:5701", "10.0.0.6:5701"), 5, 60, edge.dataDir().resolve("cluster-tls")),
+        edge.cluster());
     assertTrue(edge.runsSurfaces() && !edge.runsAgents());
     Settings agent = load("{\"cluster\": {\"node\": \"build-1\", \"role\": \"agent\", \"host\": \"10.0.0.6\", "
         + "\"port\": 6701, \"busPort\": 6801, \"members\": [\"[fd00::5]:5701\"], \"memberTimeoutSeconds\": 10, "
-        + "\"edgeGraceSeconds\": 300}}",
+        + "\"edgeGraceSeconds\": 300, \"tlsDir\": \"/etc/switchboard/tls\"}}",
         Map.of(), Map.of());
     assertEquals(new Settings.Cluster("build-1", Settings.Cluster.Role.AGENT, "10.0.0.6", 6701, 6801,
-        java.util.List.of("[fd00::5]:5701"), 10, 300), agent.cluster());
+        java.util.List.of("[fd00::5]:5701"), 10, 300, java.nio.file.Path.of("/etc/switchboard/tls")), agent.cluster());
     assertTrue(agent.runsAgents() && !agent.runsSurfaces());
   }
 
