@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   countdownText, clockTime, deadlineLine, deadlineNear, waitedText, attentionText, expiredText, expiryWarning,
-  isFresh,
+  isFresh, attentionSteps,
 } from '../../main/webroot/js/countdown.js';
 
 const at = (...parts) => new Date(...parts).getTime(); // the local clock, whatever TZ the run has
@@ -68,4 +68,22 @@ test('only a recent moment interrupts', () => {
   assert.ok(isFresh('2026-03-12T14:21:30Z', now));
   assert.ok(!isFresh('2026-03-12T14:10:00Z', now), 'a replayed reminder');
   assert.ok(!isFresh(undefined, now));
+});
+
+test('the audit says what reached people while a request waited, in order, at the times of the ledger', () => {
+  const asked = at(2026, 2, 12, 12, 0, 0);
+  const events = [
+    { at: asked, event: 'registered' },
+    { at: asked + 60_000, event: 'pushed', detail: '2 devices' },
+    { at: asked + 360_000, event: 'reminded' },
+    { at: asked + 600_000, event: 'escalated', detail: 'to chat:boss' },
+    { at: asked + 700_000, event: 'rejected', detail: 'not_eligible' },
+    { at: asked + 1_200_000, event: 'expired' },
+  ];
+  assert.equal(attentionSteps(events, asked),
+    'pushed 12:01, reminded 12:06, escalated 12:10 (to chat:boss), expired 12:20');
+  assert.equal(attentionSteps([{ at: at(2026, 2, 13, 7, 0, 0), event: 'pushed' }], asked), 'pushed Fri 07:00',
+    'a step on another day than the question says the day');
+  assert.equal(attentionSteps([{ at: asked, event: 'registered' }, { at: asked + 5, event: 'selected' }], asked), '');
+  assert.equal(attentionSteps(undefined, asked), '', 'a row without events (an older gateway) shows none');
 });

@@ -1,9 +1,10 @@
-// The permission audit: the last 100 requests, newest first, from GET /api/permissions.
+// The permission audit: the last 100 requests, newest first, from GET /api/permissions, each with
+// how it ended and what reached people while it waited (pushes, reminders, escalations, expiry).
 import { $, el, toast } from './dom.js';
 import { store } from './state.js';
 import { setMenu } from './menu.js';
 import { reasonText } from './format.js';
-import { expiredText } from './countdown.js';
+import { attentionSteps, expiredText } from './countdown.js';
 import { closeChanges } from './changes.js';
 
 let openThread = () => {};
@@ -48,6 +49,8 @@ async function loadAudit() {
       verdict = el('span', 'expired', words.title + (words.consequence ? ': ' + words.consequence : ''));
     } else verdict = el('span', 'cancelled', 'Cancelled: ' + reasonText(store.state.reasons, o.reason));
     li.append(verdict);
+    const steps = attentionSteps(q.events, q.createdAt);
+    if (steps) li.append(el('span', 'steps', steps));
     const thread = store.state.threads.get(q.threadId);
     if (thread) {
       const go = el('button', 'link', 'Open the thread');

@@ -80,6 +80,17 @@ export function expiredText(outcome) {
   return { title: 'Expired \u2014 ' + (o.rule || 'its deadline passed'), consequence: expiryConsequence(o.onExpiry) };
 }
 
+// What reached people while a request waited, from its ledger events: "pushed 12:01, reminded 12:06,
+// escalated 12:10 (to chat:boss), expired 12:20", each time as near as the moment it was asked
+// (clockTime); '' when nothing did.
+const STEP_EVENTS = ['pushed', 'reminded', 'escalated', 'expired'];
+export function attentionSteps(events, askedMs) {
+  return (events || []).filter((e) => STEP_EVENTS.includes(e.event) && Number.isFinite(e.at))
+    .map((e) => e.event + ' ' + clockTime(e.at, askedMs)
+      + (e.event === 'escalated' && e.detail ? ' (' + e.detail + ')' : ''))
+    .join(', ');
+}
+
 // A frame's moment is recent enough to interrupt someone for (a replayed reminder is not).
 export function isFresh(iso, nowMs, withinMs = 60000) {
   const at = Date.parse(iso ?? '');

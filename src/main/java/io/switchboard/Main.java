@@ -230,8 +230,40 @@ public final class Main {
           java.time.Instant.ofEpochMilli(r.getLong("createdAt")).toString(), r.getString("requestId"),
           r.getString("threadId"), shorten(r.getJsonObject("toolCall").getString("title",
               r.getJsonObject("toolCall").getString("toolCallId")), 28), shorten(verdict, 24), who);
+      String steps = attentionSteps(r.getJsonArray("events", new JsonArray()), r.getLong("createdAt"));
+      if (!steps.isEmpty()) {
+        out.println("  " + steps);
+      }
     }
     return OK;
+  }
+
+  /** The ledger's events that say what reached people while a request waited, and its expiry. */
+  private static final java.util.Set<String> ATTENTION_EVENTS = java.util.Set.of("pushed", "reminded", "escalated",
+      "expired");
+  private static final java.time.format.DateTimeFormatter HOUR_MINUTE =
+      java.time.format.DateTimeFormatter.ofPattern("HH:mm");
+
+  /**
+   * A request's attention steps in order, "pushed 12:01, reminded 12:06, escalated 12:10 (to
+   * chat:boss)", in UTC like the ASKED column (the date too when not the day it was asked); "" when none.
+   */
+  static String attentionSteps(JsonArray events, long askedAt) {
+    java.time.LocalDate askedOn = java.time.Instant.ofEpochMilli(askedAt).atZone(java.time.ZoneOffset.UTC)
+        .toLocalDate();
+    java.util.List<String> steps = new java.util.ArrayList<>();
+    for (Object o : events) {
+      JsonObject e = (JsonObject) o;
+      String event = e.getString("event");
+      if (!ATTENTION_EVENTS.contains(event)) {
+        continue;
+      }
+      java.time.ZonedDateTime at = java.time.Instant.ofEpochMilli(e.getLong("at")).atZone(java.time.ZoneOffset.UTC);
+      String detail = e.getString("detail");
+      steps.add(event + " " + (at.toLocalDate().equals(askedOn) ? "" : at.toLocalDate() + " ") + HOUR_MINUTE.format(at)
+          + (event.equals("escalated") && detail != null ? " (" + detail + ")" : ""));
+    }
+    return String.join(", ", steps);
   }
 
   private int verifyLedger(Path db) {

@@ -42,8 +42,9 @@ public final class Addresses {
   public static final String PERMISSION_RESOLVED = "sb.permission.resolved";
   public static final String PERMISSION_CANCELLED = "sb.permission.cancelled";
   /**
-   * A step of a request's attention plan was done ({@code {requestId, threadId, step, at, waitedMs}};
-   * step {@code remind} or {@code escalate}): pages highlight the card again.
+   * A step of a request's attention plan was done ({@code {requestId, threadId, step, at, waitedMs,
+   * pushed}}; step {@code push}, {@code remind} or {@code escalate}; {@code pushed}: the devices it
+   * went to): /metrics counts it, and pages highlight a reminded or escalated card again.
    */
   public static final String PERMISSION_ATTENTION = "sb.permission.attention";
 

@@ -354,7 +354,10 @@ public final class SettingsLoader {
     if (cluster == null) {
       checkEscalations(attention, pluginIds); // a cluster's plugins are configured on its edge node
     }
-    List<io.switchboard.rules.Rule> rules = root.has("rules") ? rules(root.objects("rules")) : List.of();
+    // An edge node's agents and projects are the agent node's (which decides by rules): not checked here.
+    Set<String> projectIds = edge ? null : new HashSet<>(projects.stream().map(ProjectSpec::id).toList());
+    List<io.switchboard.rules.Rule> rules = root.has("rules")
+        ? rules(root.objects("rules"), edge ? null : agentIds, projectIds) : List.of();
     return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
@@ -363,9 +366,12 @@ public final class SettingsLoader {
 
   /**
    * {@code rules[]}: each a rule ({@code RuleSpecs}: checked, its examples run) or {@code {"preset":
-   * "readWorktree"}} / {@code {"preset": "safeCommands", "testCommand": [...]}}; ids unique.
+   * "readWorktree"}} / {@code {"preset": "safeCommands", "testCommand": [...]}}; ids unique. The
+   * agents and projects a rule names must be configured ({@code agentIds}, {@code projectIds}; null:
+   * not known here): one that names none of them never matches.
    */
-  private static List<io.switchboard.rules.Rule> rules(List<Node> nodes) throws ConfigException {
+  private static List<io.switchboard.rules.Rule> rules(List<Node> nodes, Set<String> agentIds, Set<String> projectIds)
+      throws ConfigException {
     List<io.switchboard.rules.Rule> out = new ArrayList<>();
     Set<String> ids = new HashSet<>();
     for (Node n : nodes) {
@@ -386,6 +392,12 @@ public final class SettingsLoader {
             field == null ? e.getMessage() : e.getMessage().substring(colon + 1).trim());
       }
       for (io.switchboard.rules.Rule r : made) {
+        checkNamed(n, "agents", r.match().agents(), agentIds, "agent");
+        checkNamed(n, "projects", r.match().projects(), projectIds, "project");
+        if (r.scope().kind().equals("agent") || r.scope().kind().equals("project")) {
+          checkNamed(n, "scope." + r.scope().kind(), List.of(r.scope().id()),
+              r.scope().kind().equals("agent") ? agentIds : projectIds, r.scope().kind());
+        }
         if (!ids.add(r.id())) {
           throw new ConfigException(n.key(n.has("preset") ? "preset" : "id"), "duplicate rule id \"" + r.id() + "\"");
         }
@@ -393,6 +405,22 @@ public final class SettingsLoader {
       }
     }
     return out;
+  }
+
+  /** Each of a rule's {@code named} agents or projects must be one of {@code configured} (null: unknown here). */
+  private static void checkNamed(Node rule, String field, List<String> named, Set<String> configured, String what)
+      throws ConfigException {
+    if (configured == null) {
+      return;
+    }
+    for (int i = 0; i < named.size(); i++) {
+      if (!configured.contains(named.get(i))) {
+        throw new ConfigException(rule.key(field) + (field.startsWith("scope") ? "" : "[" + i + "]"), "names no "
+            + "configured " + what + ": \"" + named.get(i) + "\" (" + (configured.isEmpty() ? "none is configured"
+            : "configured: " + String.join(", ", configured.stream().sorted().toList())) + "), so this rule could "
+            + "never match");
+      }
+    }
   }
 
   /** One {@code attention} object (top level, an agent's or a project's); absent keys are left to the level below. */

@@ -82,9 +82,7 @@ public final class MetricsRoom extends VerticleBase {
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));
-    bus.<JsonObject>consumer(Addresses.PERMISSION_ATTENTION, m -> Counter.builder("switchboard_permission_attention")
-        .description("Attention steps done for waiting permission requests (push, remind, escalate)")
-        .tag("step", String.valueOf(m.body().getString("step"))).register(registry).increment());
+    bus.<JsonObject>consumer(Addresses.PERMISSION_ATTENTION, m -> attended(m.body()));
     bus.<JsonObject>consumer(Addresses.PUSH_SENT, m -> Counter.builder("switchboard_push_deliveries")
         .description("Web Push messages sent, by the push service's verdict")
         .tag("status", String.valueOf(m.body().getString("status"))).register(registry).increment());
@@ -110,6 +108,28 @@ public final class MetricsRoom extends VerticleBase {
 
   private void gauge(String name, String help, String key) {
     Gauge.builder(name, now, m -> m.getOrDefault(key, 0.0)).description(help).register(registry);
+  }
+
+  /**
+   * A step of a waiting request's attention plan. {@code push} counts every time the subscribed
+   * devices were sent the request: with its card, and with a reminder or an escalation (a push step
+   * that found no device sent nothing).
+   */
+  private void attended(JsonObject fact) {
+    String step = String.valueOf(fact.getString("step"));
+    if (!step.equals("push")) {
+      attention(step);
+    }
+    if (fact.getInteger("pushed", 0) > 0) {
+      attention("push");
+    }
+  }
+
+  private void attention(String step) {
+    Counter.builder("switchboard_permission_attention")
+        .description("Attention given to waiting permission requests: push (the subscribed devices told), remind, "
+            + "escalate")
+        .tag("step", step).register(registry).increment();
   }
 
   private void ended(JsonObject fact) {

@@ -351,6 +351,10 @@ public final class PermissionRoom extends VerticleBase {
       } else {
         p.shown = true;
         publish(Addresses.PERMISSION_SHOWN, card(p));
+        int pushed = appended.result().body().getInteger("pushed", 0);
+        if (pushed > 0) {
+          attended(p, "push", p.createdAt, pushed); // the first push went with the card
+        }
         scheduleSteps();
       }
     });
@@ -861,12 +865,14 @@ public final class PermissionRoom extends VerticleBase {
       }
       log.info("permission request {} of thread {}: {} after {}", p.id, p.reg.threadId(), step.name(),
           Waiting.duration(now - p.createdAt));
-      if (!step.name().equals("push")) {
-        publish(Addresses.PERMISSION_ATTENTION, new JsonObject().put("requestId", p.id)
-            .put("threadId", p.reg.threadId()).put("step", step.name()).put("at", now)
-            .put("waitedMs", now - p.createdAt));
-      }
+      attended(p, step.name(), now, done.result().body().getInteger("pushed", 0));
     });
+  }
+
+  /** A step written to the ledger, as a fact: counted by /metrics; a page highlights a reminded card. */
+  private void attended(Pending p, String step, long at, int pushed) {
+    publish(Addresses.PERMISSION_ATTENTION, new JsonObject().put("requestId", p.id).put("threadId", p.reg.threadId())
+        .put("step", step).put("at", at).put("waitedMs", at - p.createdAt).put("pushed", pushed));
   }
 
   /** The deadline passed: the agent gets a reject-kind option (never an allow), or its turn stops. */

@@ -361,29 +361,91 @@ final class ChatInbound {
     return outbox.say(r, reply).map(x -> new JsonObject().put("stopReason", "end_turn"));
   }
 
-  /** /rules: each rule in force, what it does, how often it answered, and how to take a grant back. */
+  /** The rules in force /rules lists, at most; the web chat's Rules view lists them all. */
+  static final int RULES_LISTED = 20;
+  /** The rules and grants that ended that /rules lists after them, the latest first. */
+  static final int ENDED_LISTED = 5;
+  /** /rules stays one message: Telegram, the tightest platform, takes 4096 characters. */
+  static final int RULES_TEXT_MAX = 3500;
+
+  /**
+   * /rules: each rule in force, what it does, how often it answered and when last, and how to take
+   * a grant back; then the last few that ended (revoked, expired, left the config), in brief.
+   */
   static String ruleList(JsonObject reply) {
-    long now = System.currentTimeMillis();
-    List<JsonObject> rules = reply.getJsonArray("rules").stream().map(o -> (JsonObject) o)
-        .filter(r -> r.getValue("revokedAt") == null && (r.getLong("expiresAt") == null || r.getLong("expiresAt") > now))
-        .toList();
-    if (rules.isEmpty()) {
-      return "No rules: every request the agent makes is a card for a person.";
-    }
-    StringBuilder out = new StringBuilder("Rules in force (the strictest matching one decides; anything else asks):");
-    int shown = 0;
+    return ruleList(reply, System.currentTimeMillis());
+  }
+
+  static String ruleList(JsonObject reply, long now) {
+    List<JsonObject> all = reply.getJsonArray("rules").stream().map(o -> (JsonObject) o).toList();
+    List<JsonObject> rules = all.stream().filter(r -> endedAt(r, now) == null).toList();
+    List<JsonObject> ended = all.stream().filter(r -> endedAt(r, now) != null)
+        .sorted(java.util.Comparator.comparingLong((JsonObject r) -> endedAt(r, now)).reversed())
+        .limit(ENDED_LISTED).toList();
+    StringBuilder out = new StringBuilder(rules.isEmpty()
+        ? "No rules in force: every request the agent makes is a card for a person."
+        : "Rules in force (the strictest matching one decides; anything else asks):");
+    List<String> lines = new java.util.ArrayList<>();
     for (JsonObject r : rules) {
-      if (++shown > 20) {
-        out.append("\n\u2026 and ").append(rules.size() - 20).append(" more: the web chat's Rules view lists all.");
-        break;
+      lines.add(ruleWords(r) + " \u2014 " + useWords(r, now)
+          + ("grant".equals(r.getString("source")) ? " (/revoke " + r.getString("ruleId") + ")" : " (config)"));
+    }
+    int shown = appendBounded(out, lines, RULES_LISTED, RULES_TEXT_MAX - 600);
+    if (shown < rules.size()) {
+      out.append("\n\u2026 and ").append(rules.size() - shown).append(" more: the web chat's Rules view lists all.");
+    }
+    if (!ended.isEmpty()) {
+      out.append("\nEnded lately:");
+      lines.clear();
+      for (JsonObject r : ended) {
+        Long revokedAt = r.getLong("revokedAt");
+        String how = revokedAt == null ? "expired " + ago(endedAt(r, now), now)
+            : "config".equals(r.getString("revokedBy")) ? "left the config " + ago(revokedAt, now)
+            : "revoked " + ago(revokedAt, now)
+                + (r.getString("revokedBy") == null ? "" : " by " + r.getString("revokedBy"));
+        lines.add(ruleWords(r) + " \u2014 " + how + "; " + useWords(r, now));
       }
-      io.switchboard.rules.Rule rule = io.switchboard.rules.Rule.fromJson(r);
-      out.append("\n\u2022 ").append(r.getString("ruleId")).append(": ").append(rule.effect().key()).append(' ')
-          .append(rule.match().words()).append(", ").append(rule.scope().words()).append(" \u2014 used ")
-          .append(r.getLong("uses", 0L)).append(r.getLong("uses", 0L) == 1 ? " time" : " times")
-          .append("grant".equals(r.getString("source")) ? " (/revoke " + r.getString("ruleId") + ")" : " (config)");
+      appendBounded(out, lines, ENDED_LISTED, RULES_TEXT_MAX);
     }
     return out.toString();
+  }
+
+  /** When a rule stopped deciding (revoked, or its life ran out), or null while it is in force. */
+  private static Long endedAt(JsonObject r, long now) {
+    Long revokedAt = r.getLong("revokedAt");
+    Long expiresAt = r.getLong("expiresAt");
+    return revokedAt != null ? revokedAt : expiresAt != null && expiresAt <= now ? expiresAt : null;
+  }
+
+  /** "• g_1: allow execute `ls …`, this thread (t_1)". */
+  private static String ruleWords(JsonObject r) {
+    io.switchboard.rules.Rule rule = io.switchboard.rules.Rule.fromJson(r);
+    return "\u2022 " + r.getString("ruleId") + ": " + rule.effect().key() + ' ' + rule.match().words() + ", "
+        + rule.scope().words();
+  }
+
+  /** "used 3 times, last 5 min ago", "used 0 times". */
+  private static String useWords(JsonObject r, long now) {
+    long uses = r.getLong("uses", 0L);
+    Long last = r.getLong("lastUsedAt");
+    return "used " + uses + (uses == 1 ? " time" : " times") + (last == null ? "" : ", last " + ago(last, now));
+  }
+
+  private static String ago(long at, long now) {
+    return io.switchboard.permission.Waiting.duration(now - at) + " ago";
+  }
+
+  /** Appends up to {@code most} lines while the text stays within {@code maxChars}; how many it appended. */
+  private static int appendBounded(StringBuilder out, List<String> lines, int most, int maxChars) {
+    int shown = 0;
+    for (String line : lines) {
+      if (shown == most || out.length() + 1 + line.length() > maxChars) {
+        break;
+      }
+      out.append('\n').append(line);
+      shown++;
+    }
+    return shown;
   }
 
   /** /projects: the configured projects, and how to start in one. */

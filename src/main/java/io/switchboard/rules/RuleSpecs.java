@@ -17,6 +17,8 @@ import java.util.Set;
 public final class RuleSpecs {
   static final Set<String> KINDS = Set.of("read", "edit", "delete", "move", "search", "execute", "think", "fetch",
       "switch_mode", "other");
+  /** Kinds whose tool calls name no file: a fetch names a URL, the others nothing at all. */
+  static final Set<String> PATHLESS_KINDS = Set.of("fetch", "think", "switch_mode");
 
   private RuleSpecs() {}
 
@@ -35,6 +37,7 @@ public final class RuleSpecs {
     }
     Rule rule = new Rule(id, 1, effect(json), match(json), scope(json), "config", "config", 0, null, null, null,
         json.getValue("note") instanceof String s ? s : null);
+    checkPathsCanMatch(rule.match());
     checkExamples(rule, json.getValue("examples"));
     return rule;
   }
@@ -98,6 +101,30 @@ public final class RuleSpecs {
       return Rule.Scope.parse(json.getValue("scope"));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("scope: " + e.getMessage());
+    }
+  }
+
+  /**
+   * A config rule's paths must leave something to match. Only here, not in {@link #match}: a rule
+   * read back from the database (a person's grant included) is never refused.
+   */
+  static void checkPathsCanMatch(Rule.Match m) {
+    if (m.paths().isEmpty() && m.exceptPaths().isEmpty()) {
+      return;
+    }
+    String field = m.paths().isEmpty() ? "exceptPaths" : "paths";
+    if (!m.kinds().isEmpty() && PATHLESS_KINDS.containsAll(m.kinds())) {
+      throw new IllegalArgumentException(field + ": a tool call of kind " + String.join(" or ", m.kinds())
+          + " names no file, and kinds lists no other: this rule could never match");
+    }
+    // No paths means every path inside the thread's folder ("**"); "**" excepts every relative glob
+    // (an absolute glob reaches paths outside the folder, which a relative one never covers).
+    List<String> globs = m.paths().isEmpty() ? List.of("**") : m.paths();
+    boolean allExcepted = globs.stream().allMatch(g -> m.exceptPaths().contains(g)
+        || !g.startsWith("/") && m.exceptPaths().contains("**"));
+    if (allExcepted) {
+      throw new IllegalArgumentException("exceptPaths: excepts every path the rule covers (" + String.join(", ", globs)
+          + "): this rule could never match");
     }
   }
 

@@ -76,11 +76,12 @@ final class Ledger {
           touched.add(im[0]);
         }
       }
-      if (push && auto == null && pushToDevices(conn, id, "card", card, at) > 0) {
+      int pushed = push && auto == null ? pushToDevices(conn, id, "card", card, at) : 0;
+      if (pushed > 0) {
         insertEvent(conn, id, at, "pushed", null, null, null, null);
         touched.add(Outbox.PUSH);
       }
-      return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
+      return new JsonObject().put("requestId", id).put("pushed", pushed).put(Outbox.TOUCHED, touched);
     };
   }
 
@@ -155,7 +156,7 @@ final class Ledger {
         touched.add(Outbox.PUSH);
       }
       insertEvent(conn, id, at, event, null, null, detail, null);
-      return reply.put("done", true).put("added", added).put(Outbox.TOUCHED, touched);
+      return reply.put("done", true).put("added", added).put("pushed", pushed).put(Outbox.TOUCHED, touched);
     };
   }
 
@@ -297,18 +298,37 @@ final class Ledger {
       throw new IllegalArgumentException("state must be pending or all, limit an integer 1..10000");
     }
     String threadId = b.getString("threadId");
-    StringBuilder sql = new StringBuilder("SELECT * FROM permission_request WHERE 1 = 1");
+    boolean withEvents = b.getBoolean("events", false);
+    StringBuilder selection = new StringBuilder(" FROM permission_request WHERE 1 = 1");
     List<Object> args = new ArrayList<>();
     if (state.equals("pending")) {
-      sql.append(" AND state = 'pending'");
+      selection.append(" AND state = 'pending'");
     }
     if (threadId != null) {
-      sql.append(" AND thread_id = ?");
+      selection.append(" AND thread_id = ?");
       args.add(threadId);
     }
-    sql.append(" ORDER BY created_at DESC, request_id LIMIT ?");
+    selection.append(" ORDER BY created_at DESC, request_id LIMIT ?");
     args.add(limit);
-    return Sql.listed(readers.preparedQuery(sql.toString()).execute(Tuple.from(args)), "requests",
-        LedgerRows::toJson);
+    Future<JsonObject> listed = Sql.listed(readers.preparedQuery("SELECT *" + selection).execute(Tuple.from(args)),
+        "requests", LedgerRows::toJson);
+    if (!withEvents) {
+      return listed;
+    }
+    // The same selection as a subquery: one statement for the events of every row, however many.
+    String events = "SELECT * FROM permission_event WHERE request_id IN (SELECT request_id" + selection
+        + ") ORDER BY id";
+    return listed.compose(reply -> readers.preparedQuery(events).execute(Tuple.from(args)).map(rows -> {
+      java.util.Map<String, JsonArray> trails = new java.util.HashMap<>();
+      for (Object o : reply.getJsonArray("requests")) {
+        JsonArray trail = new JsonArray();
+        trails.put(((JsonObject) o).getString("requestId"), trail);
+        ((JsonObject) o).put("events", trail);
+      }
+      // A request written between the two reads is not listed: its events are left out too.
+      rows.forEach(e -> trails.getOrDefault(e.getString("request_id"), new JsonArray())
+          .add(LedgerRows.eventToJson(e)));
+      return reply;
+    }));
   }
 }

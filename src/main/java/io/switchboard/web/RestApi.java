@@ -42,7 +42,7 @@ final class RestApi {
       HttpEdge.json(ctx, 400, new JsonObject().put("error", "state must be pending or all, limit 1..10000"));
       return;
     }
-    nodes.ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", state).put("limit", limit))
+    nodes.ask(Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", state).put("limit", limit).put("events", true))
         .onSuccess(reply -> HttpEdge.json(ctx, 200, reply))
         .onFailure(err -> HttpEdge.json(ctx, 500, new JsonObject().put("error", err.getMessage())));
   }

@@ -302,6 +302,44 @@ class SettingsLoaderTest {
         .put("command", "rm"))), "rules[1].id", "duplicate rule id");
   }
 
+  /** A rule that can never match stops the start, its key named: nothing is left to silence. */
+  @Test
+  void aRuleThatCanNeverMatchIsRefusedNamingItsKey() throws Exception {
+    Path notes = directory("notes");
+    JsonObject tree = withProjects(new JsonArray().add(project("notes", notes)));
+    JsonObject fine = rule("fine").put("agents", new JsonArray().add("demo"))
+        .put("projects", new JsonArray().add("notes")).put("kinds", new JsonArray().add("read").add("fetch"))
+        .put("paths", new JsonArray().add("docs/**").add("/etc/hosts"))
+        .put("exceptPaths", new JsonArray().add("docs/secret*").add("**"));
+    assertEquals(List.of("fine"), SettingsLoader.parse(tree.copy().put("rules", new JsonArray().add(fine)))
+        .rules().stream().map(io.switchboard.rules.Rule::id).toList(), "an absolute path outside \"**\" still matches");
+
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("agents", new JsonArray().add("demo")
+        .add("claude")))), "rules[0].agents[1]", "names no configured agent: \"claude\" (configured: demo)");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("projects", new JsonArray().add("web")))),
+        "rules[0].projects[0]", "names no configured project: \"web\" (configured: notes)");
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(rule("x").put("projects",
+        new JsonArray().add("web")))), "rules[0].projects[0]", "(none is configured), so this rule could never match");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("scope", new JsonObject().put("agent", "gpt")))),
+        "rules[0].scope.agent", "names no configured agent: \"gpt\"");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("kinds", new JsonArray().add("fetch")
+        .add("think")).put("paths", new JsonArray().add("*.md")))), "rules[0].paths",
+        "kind fetch or think names no file");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("kinds", new JsonArray().add("switch_mode"))
+        .put("exceptPaths", new JsonArray().add(".env")))), "rules[0].exceptPaths", "could never match");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("paths", new JsonArray().add("src/**")
+        .add("/tmp/*")).put("exceptPaths", new JsonArray().add("/tmp/*").add("src/**")))), "rules[0].exceptPaths",
+        "excepts every path the rule covers (src/**, /tmp/*)");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("paths", new JsonArray().add("src/**")
+        .add("*.md")).put("exceptPaths", new JsonArray().add("**")))), "rules[0].exceptPaths", "could never match");
+    refused(tree.copy().put("rules", new JsonArray().add(rule("x").put("kinds", new JsonArray().add("read"))
+        .put("exceptPaths", new JsonArray().add("**")))), "rules[0].exceptPaths", "excepts every path the rule covers");
+  }
+
+  private static JsonObject rule(String id) {
+    return new JsonObject().put("id", id).put("effect", "allow");
+  }
+
   @Test
   void noProjectsIsTheDefault() throws Exception {
     Settings s = SettingsLoader.parse(SettingsLoader.defaults());

@@ -285,6 +285,7 @@ class LauncherIT {
   @Test
   void ledgerListsWhatHappenedAlsoWhileTheGatewayRuns() throws Exception {
     Path data = dir.resolve("data");
+    long asked = java.time.Instant.parse("2026-12-02T12:00:00Z").toEpochMilli();
     io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
     try {
       String store = vertx.deployVerticle(new io.switchboard.store.StoreRoom(data.resolve("switchboard.db")))
@@ -294,11 +295,17 @@ class LauncherIT {
             .put("requestId", id).put("threadId", "t_1").put("sessionId", "s")
             .put("toolCall", new JsonObject().put("toolCallId", "c").put("title", "Edit notes.md"))
             .put("options", new io.vertx.core.json.JsonArray()).put("eligible", new io.vertx.core.json.JsonArray()
-                .add("web")).put("createdAt", System.currentTimeMillis())).await(20, TimeUnit.SECONDS);
+                .add("web")).put("createdAt", asked)).await(20, TimeUnit.SECONDS);
       }
       vertx.eventBus().request(io.switchboard.bus.Addresses.STORE_LEDGER_END, new JsonObject()
           .put("requestId", "pr_answered").put("state", "selected").put("optionId", "allow").put("optionKind",
               "allow_once").put("surface", "web").put("user", "alice")).await(20, TimeUnit.SECONDS);
+      // The waiting one was pushed after quiet hours, then reminded of: steps the table shows.
+      for (String step : List.of("push", "remind")) {
+        vertx.eventBus().request(io.switchboard.bus.Addresses.STORE_LEDGER_ATTEND, new JsonObject()
+            .put("requestId", "pr_waiting").put("step", step).put("at", asked + (step.equals("push") ? 1 : 6) * 60_000)
+            .put("text", "Still waiting")).await(20, TimeUnit.SECONDS);
+      }
       vertx.undeploy(store).await(20, TimeUnit.SECONDS);
     } finally {
       vertx.close().await(20, TimeUnit.SECONDS);
@@ -313,6 +320,7 @@ class LauncherIT {
     Result table = run("ledger", "--state", "pending");
     assertEquals(0, table.code());
     assertTrue(table.out().contains("pr_waiting") && !table.out().contains("pr_answered"), table.out());
+    assertTrue(table.out().contains("\n  pushed 12:01, reminded 12:06\n"), "each request's steps: " + table.out());
     // While a gateway runs on the same data: it voided pr_waiting at its start, and ledger still reads.
     Process gateway = start("--port", "0");
     awaitPort(gateway);
@@ -322,10 +330,10 @@ class LauncherIT {
     gateway.destroy();
     assertTrue(gateway.waitFor(30, TimeUnit.SECONDS));
     assertEquals(2, run("ledger", "--limit", "0").code(), "a bad limit is bad usage");
-    // The chain holds what happened (registered x2, selected, voided); one edited event breaks it.
+    // The chain holds what happened (registered x2, selected, pushed, reminded, voided); one edited event breaks it.
     Result intact = run("ledger", "verify");
     assertEquals(0, intact.code(), intact.out() + intact.err());
-    assertTrue(intact.out().contains("intact: 4 audit events chained"), intact.out());
+    assertTrue(intact.out().contains("intact: 6 audit events chained"), intact.out());
     try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + data.resolve("switchboard.db"))) {
       c.createStatement().execute("UPDATE permission_event SET user_name = 'mallory' WHERE event = 'selected'");
     }

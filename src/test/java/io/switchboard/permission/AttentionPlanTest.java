@@ -117,6 +117,48 @@ class AttentionPlanTest {
     assertEquals(List.of("remind", "escalate"), attention.stream().map(a -> a.getString("step")).toList());
   }
 
+  /** /metrics counts each step the ledger writes, and every push: with the card, a reminder and an escalation. */
+  @Test
+  void metricsCountEveryPushReminderEscalationAndExpiry() {
+    plan(spec(2 * MIN, 5 * MIN, 10 * MIN, Attention.OnExpiry.REJECT), NOON);
+    await(rooms.vertx.deployVerticle(new io.switchboard.metrics.MetricsRoom()));
+    await(rooms.vertx.eventBus().request(Addresses.STORE_PUSH_SUBSCRIBE, new JsonObject()
+        .put("endpoint", "https://push.example/abc").put("p256dh", "k").put("auth", "a")));
+    Future<JsonObject> asked = rooms.register(request("t1", "s1", "tc1", "web", "chat:c1"));
+    waitFor(() -> rooms.shown.size() == 1, "the card shown");
+    String id = rooms.idOf("tc1");
+    waitFor(() -> attention.size() == 1, "the first push, counted");
+    assertEquals(List.of("registered", "pushed"), events(id));
+    assertEquals(1, metric("switchboard_permission_attention_total{step=\"push\"}"), "the push at t0");
+
+    moveTo(2 * MIN);
+    waitFor(() -> attention.size() == 2, "the reminder");
+    assertEquals(1, metric("switchboard_permission_attention_total{step=\"remind\"}"));
+    assertEquals(2, metric("switchboard_permission_attention_total{step=\"push\"}"), "the reminder was pushed too");
+    moveTo(5 * MIN);
+    waitFor(() -> attention.size() == 3, "the escalation");
+    assertEquals(1, metric("switchboard_permission_attention_total{step=\"escalate\"}"));
+    assertEquals(3, metric("switchboard_permission_attention_total{step=\"push\"}"), "and so was the escalation");
+    moveTo(10 * MIN);
+    assertEquals("expired", await(asked).getJsonObject("outcome").getString("outcome"));
+    waitFor(() -> metric("switchboard_permission_outcomes_total{detail=\"reject\",outcome=\"expired\"}") == 1,
+        "the expiry counted with the outcomes");
+    assertEquals(List.of("push", "remind", "escalate"), attention.stream().map(a -> a.getString("step")).toList());
+    assertEquals(List.of(1, 1, 1), attention.stream().map(a -> a.getInteger("pushed")).toList(),
+        "one device each time");
+  }
+
+  /** The value of one Prometheus series (0 when it is not there yet). */
+  private double metric(String series) {
+    String text = await(rooms.vertx.eventBus().<String>request(Addresses.METRICS_SCRAPE, new JsonObject())).body();
+    for (String line : text.split("\n")) {
+      if (line.startsWith(series + " ")) {
+        return Double.parseDouble(line.substring(series.length() + 1));
+      }
+    }
+    return 0;
+  }
+
   @Test
   void anAnswerInBetweenStopsEveryLaterStep() {
     plan(spec(2 * MIN, 5 * MIN, 10 * MIN, Attention.OnExpiry.REJECT), NOON);

@@ -152,9 +152,22 @@ class PluginRoomTest {
     String listed = rules.getJsonObject("params").getString("text");
     assertTrue(listed.contains(grant + ": allow execute `ls -la \u2026`, this thread") && listed.contains("used 1 time")
         && listed.contains("notes: allow edit of demo-notes.md") && listed.contains("(config)"), listed);
+    assertTrue(listed.matches("(?s).*" + grant + ": [^\n]* \u2014 used 1 time, last [^(;]+ ago \\(/revoke " + grant
+        + "\\).*"), "each rule's last use: " + listed);
+    assertTrue(listed.matches("(?s).*notes: [^\n]* \u2014 used 1 time, last [^(;]+ ago \\(config\\).*"), listed);
     plugin.prompt("42", "42", "/revoke " + grant);
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
         && r.getJsonObject("params").getString("text").startsWith("Revoked " + grant), 1, "/revoke");
+    // Taken back, it is listed after the rules in force, briefly, with its uses kept.
+    plugin.prompt("42", "42", "/rules");
+    String after = plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
+        && r.getJsonObject("params").getString("text").startsWith("Rules in force"), 2, "/rules again")
+        .getJsonObject("params").getString("text");
+    String[] sections = after.split("\nEnded lately:\n");
+    assertEquals(2, sections.length, after);
+    assertFalse(sections[0].contains(grant), "no longer in force: " + after);
+    assertTrue(sections[1].matches("\u2022 " + grant + ": allow execute `ls -la \u2026`, this thread \\([^)]*\\) \u2014 "
+        + "revoked [^(;]+ ago by 42 on fake:42; used 1 time, last [^(;]+ ago"), after);
     plugin.prompt("42", "42", "run ls -la");
     JsonObject again = plugin.awaitType("card", 2);
     assertEquals("session/request_permission", again.getString("method"), "revoked: the card is back");

@@ -66,6 +66,33 @@ class StoreRoomTest {
     assertEquals(50, all.size());
   }
 
+  /** Asked with {@code events}, the list gives each row its audit events (what the audit view shows). */
+  @Test
+  void theLedgerListCarriesEachRowsEventsWhenAsked(Vertx vertx) {
+    await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));
+    long t0 = System.currentTimeMillis();
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r1").put("createdAt", t0)));
+    await(send(vertx, Addresses.STORE_LEDGER_APPEND, row("r2").put("createdAt", t0 + 1).put("threadId", "other")));
+    await(send(vertx, Addresses.STORE_LEDGER_ATTEND, new JsonObject().put("requestId", "r1").put("step", "remind")
+        .put("at", t0 + 300_000).put("text", "Still waiting")));
+    JsonArray all = await(send(vertx, Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", "all")
+        .put("limit", 10).put("events", true))).getJsonArray("requests");
+    assertEquals(List.of("r2", "r1"), all.stream().map(r -> ((JsonObject) r).getString("requestId")).toList());
+    assertEquals(List.of("registered"), events(all.getJsonObject(0)));
+    assertEquals(List.of("registered", "reminded"), events(all.getJsonObject(1)));
+    assertEquals(t0 + 300_000, all.getJsonObject(1).getJsonArray("events").getJsonObject(1).getLong("at"));
+    JsonArray oneThread = await(send(vertx, Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", "pending")
+        .put("limit", 1).put("threadId", "t").put("events", true))).getJsonArray("requests");
+    assertEquals(1, oneThread.size());
+    assertEquals(List.of("registered", "reminded"), events(oneThread.getJsonObject(0)));
+    assertNull(await(send(vertx, Addresses.STORE_LEDGER_LIST, new JsonObject().put("state", "all").put("limit", 10)))
+        .getJsonArray("requests").getJsonObject(0).getValue("events"), "not asked: rows alone");
+  }
+
+  private static List<String> events(JsonObject row) {
+    return row.getJsonArray("events").stream().map(e -> ((JsonObject) e).getString("event")).toList();
+  }
+
   @Test
   void transcriptsKeepABoundedTail(Vertx vertx) {
     await(vertx.deployVerticle(new StoreRoom(dir.resolve("db.sqlite"))));

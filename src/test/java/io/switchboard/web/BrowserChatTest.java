@@ -6,14 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.switchboard.bus.Addresses;
 import io.switchboard.testkit.AgentHarness;
 import io.switchboard.testkit.GatewayHarness;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -139,6 +142,13 @@ class BrowserChatTest extends BrowserClass {
         .startsWith("Demo agent asks your permission: Add a note to demo-notes.md"));
     assertEquals(null, browser.findElement(By.id("log")).getDomAttribute("aria-live"));
     screenshot("2-card");
+    // A reminder written to the ledger while it waits (as the attention plan would, minutes later).
+    String requestId = gateway.vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST, new JsonObject()
+            .put("state", "pending").put("limit", 1)).await(20, TimeUnit.SECONDS).body().getJsonArray("requests")
+        .getJsonObject(0).getString("requestId");
+    gateway.vertx.eventBus().request(Addresses.STORE_LEDGER_ATTEND, new JsonObject().put("requestId", requestId)
+        .put("step", "remind").put("at", System.currentTimeMillis()).put("text", "Still waiting"))
+        .await(20, TimeUnit.SECONDS);
     click(card, "Allow once");
     assertTrue(verdict().contains("answered by web"));
     waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
@@ -165,6 +175,8 @@ class BrowserChatTest extends BrowserClass {
     });
     assertTrue(audit.contains("Add a note to demo-notes.md"), audit);
     assertTrue(audit.contains("Allow once (allow_once) — answered by web"), audit);
+    assertTrue(java.util.regex.Pattern.compile("\\breminded \\d\\d:\\d\\d\\b").matcher(audit).find(),
+        "the audit shows what reached people while it waited: " + audit);
     screenshot("4-audit");
     // From the audit, straight to the thread it was asked in.
     browser.findElement(By.cssSelector("#audit-list li button.link")).click();

@@ -194,6 +194,12 @@ class ChatProtocolTest {
     assertEquals("end_turn", end.getJsonObject("event").getString("stopReason"));
     assertFalse(c.next("turn").getBoolean("busy"));
     assertTrue(Files.exists(gateway.workspace(t).resolve("demo-notes.md")));
+    // The audit view's rows carry each request's ledger events (its attention steps among them).
+    JsonObject audited = new JsonObject(http.send(HttpRequest.newBuilder(URI.create(gateway.url(
+        "/api/permissions?state=all"))).header("Authorization", "Bearer " + gateway.token).build(),
+        HttpResponse.BodyHandlers.ofString()).body()).getJsonArray("requests").getJsonObject(0);
+    assertEquals(List.of("registered", "selected"), audited.getJsonArray("events").stream()
+        .map(e -> ((JsonObject) e).getString("event")).toList(), audited.encode());
     // seq increases by one with no gaps
     long expected = 1;
     for (JsonObject f : c.seen) {
