@@ -47,9 +47,12 @@ echo128, perm128 = find(r"window 128: bus echo ([\d,]+)/s .*register->answer ([\
 heap = num(find(r"([\d,]+) bytes each", "permission.txt"))
 raw, gw = find(r"measured: chunks/s raw pipe ([\d,]+); through the gateway to a subscriber ([\d,]+)", "agent.txt")
 added = num(find(r"measured: permission round trip \(us\) raw pipe.* added p50 (-?\d+) us", "agent.txt"))
-cross_gw = num(find(r"measured: chunks/s to a subscriber on another cluster node ([\d,]+)", "agent.txt"))
-cross_added = num(find(r"measured: permission round trip answered from another cluster node .* added p50 (-?\d+) us",
-                       "agent.txt"))
+cross_gw = num(find(r"measured: chunks/s to a subscriber on another cluster node \(plain bus\) ([\d,]+)", "agent.txt"))
+cross_added = num(find(r"measured: permission round trip answered from another cluster node \(plain bus\) .* "
+                       r"added p50 (-?\d+) us", "agent.txt"))
+tls_gw = num(find(r"measured: chunks/s to a subscriber on another cluster node \(mutual TLS\) ([\d,]+)", "agent.txt"))
+tls_added = num(find(r"measured: permission round trip answered from another cluster node \(mutual TLS\) .* "
+                     r"added p50 (-?\d+) us", "agent.txt"))
 ob1, ob128, plain1, plain100 = find(r"measured: .*one at a time ([\d,]+), 128 in flight ([\d,]+); plain sqlite-jdbc "
                                     r"one transaction each ([\d,]+), 100 a transaction ([\d,]+)", "outbox.txt")
 # The load rounds: (label, chunks/s, p50 ms, p99 ms), the warm-up first, the issue's 2,500 chunks/s last.
@@ -85,6 +88,11 @@ rows = [
      f"{cross_gw:,.0f}/s", cross_gw / num(gw), "(issue Cluster mode: beside one node)", None, "%"),
     ("cluster: permission round trip answered from another node, added p50", f"one node +{added:,.0f} µs",
      f"+{cross_added:,.0f} µs", cross_added / added if added > 0 else None, "(beside one node)", None, "x"),
+    ("cluster: the same hop with mutual TLS, chunks", f"plain bus {cross_gw:,.0f}/s", f"{tls_gw:,.0f}/s",
+     tls_gw / cross_gw, "(issue: Cluster links only members can use)", None, "%"),
+    ("cluster: the same hop with mutual TLS, round trip added p50", f"plain bus +{cross_added:,.0f} µs",
+     f"+{tls_added:,.0f} µs", tls_added / cross_added if cross_added > 0 else None, "(beside the plain bus)", None,
+     "x"),
     ("register→answer, 128 in flight", f"bus echo {num(echo128):,.0f}/s", f"{num(perm128):,.0f}/s",
      num(perm128) / num(echo128), "≥ 30 % of the floor", num(perm128) >= 0.3 * num(echo128), "%"),
     ("outbox enqueue+ack at FULL, 128 in flight", f"sqlite-jdbc, 100 a transaction {num(plain100):,.0f}/s",

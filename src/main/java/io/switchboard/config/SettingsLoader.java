@@ -378,9 +378,21 @@ public final class SettingsLoader {
       List<io.switchboard.rules.Rule> made;
       try {
         if (n.has("preset")) {
-          n.onlyKeys("preset", "testCommand");
+          n.onlyKeys("preset", "testCommand", "projectTests");
+          Map<String, List<String>> projectTests = new LinkedHashMap<>();
+          if (n.has("projectTests")) {
+            Node tests = n.object("projectTests");
+            for (String project : tests.json.fieldNames()) {
+              if (projectIds != null && !projectIds.contains(project)) {
+                throw new ConfigException(tests.key(project), "names no configured project (configured: "
+                    + (projectIds.isEmpty() ? "none" : String.join(", ", projectIds.stream().sorted().toList()))
+                    + "), so its test command could never be allowed");
+              }
+              projectTests.put(project, tests.strings(project, true));
+            }
+          }
           made = io.switchboard.rules.Presets.of(n.string("preset", true),
-              n.has("testCommand") ? n.strings("testCommand", true) : List.of());
+              n.has("testCommand") ? n.strings("testCommand", true) : List.of(), projectTests);
         } else {
           made = List.of(io.switchboard.rules.RuleSpecs.fromConfig(n.json));
         }

@@ -24,6 +24,17 @@ public final class Presets {
 
   /** The rules of preset {@code name}; {@code testCommand} (may be empty) joins the safe commands. */
   public static List<Rule> of(String name, List<String> testCommand) {
+    return of(name, testCommand, java.util.Map.of());
+  }
+
+  /**
+   * As {@link #of(String, List)}, and each project's own test command ({@code projectTests}: project
+   * id to argv) a safe command in that project only.
+   */
+  public static List<Rule> of(String name, List<String> testCommand, java.util.Map<String, List<String>> projectTests) {
+    if (!projectTests.isEmpty() && !name.equals("safeCommands")) {
+      throw new IllegalArgumentException("projectTests: only goes with the safeCommands preset");
+    }
     return switch (name) {
       case "readWorktree" -> List.of(new Rule("preset.readWorktree", 1, Rule.Effect.ALLOW,
           new Rule.Match(null, null, List.of("read", "search"), null, null, List.of("**"), SECRETS, null),
@@ -40,6 +51,18 @@ public final class Presets {
               Rule.Effect.ALLOW, new Rule.Match(null, null, List.of("execute"), null, c, WRITING_WORDS, null, null,
                   null),
               Rule.Scope.EVERYWHERE, "preset", "config", 0, null, null, null, "a command that only looks"));
+        }
+        for (java.util.Map.Entry<String, List<String>> t : new java.util.TreeMap<>(projectTests).entrySet()) {
+          if (t.getValue().isEmpty()) {
+            throw new IllegalArgumentException("projectTests: the test command of project " + t.getKey()
+                + " is empty");
+          }
+          rules.add(new Rule("preset.safeCommands." + t.getKey() + "." + String.join("-", t.getValue())
+              .replaceAll("[^A-Za-z0-9_.-]", "_"), 1, Rule.Effect.ALLOW,
+              new Rule.Match(null, List.of(t.getKey()), List.of("execute"), null, t.getValue(), WRITING_WORDS, null,
+                  null, null),
+              Rule.Scope.EVERYWHERE, "preset", "config", 0, null, null, null,
+              "the test command of project " + t.getKey()));
         }
         yield rules;
       }

