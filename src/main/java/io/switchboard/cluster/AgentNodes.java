@@ -128,10 +128,11 @@ public final class AgentNodes {
       return Future.succeededFuture();
     }
     var bus = vertx.eventBus();
-    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> {
-      member(m.body());
-      onMember.accept(m.body());
-    });
+    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> member(m.body()).onSuccess(changed -> {
+      if (changed) {
+        onMember.accept(m.body());
+      }
+    }));
     bus.<JsonObject>consumer(Addresses.THREAD_CHANGED, m -> {
       if (m.body().getBoolean("deleted", false)) {
         threadNode.remove(m.body().getString("threadId")); // a deleted thread's owner is not kept
@@ -159,7 +160,8 @@ public final class AgentNodes {
         checkCount(node, Addresses.THREAD_STATUS, heardThreads, "thread", onThreadGap);
       }));
     }
-    return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).map(reply -> {
+    return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
+        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true)).map(reply -> {
       for (Object o : reply.body().getJsonArray("members")) {
         JsonObject m = (JsonObject) o;
         if ("agent".equals(m.getString("role")) && !gone.containsKey(m.getString("node"))) {
@@ -262,27 +264,50 @@ public final class AgentNodes {
     }
   }
 
-  private void member(JsonObject fact) {
+  /**
+   * A member joined or left; completes with whether an agent node's presence changed (what the room
+   * tells its pages and chats). A member that leaves while another of its name is still a member
+   * changed nothing: a second node of that name, which stops when it finds the first (ClusterNode),
+   * or an earlier start's departure heard after its successor joined.
+   */
+  private Future<Boolean> member(JsonObject fact) {
     if (!"agent".equals(fact.getString("role"))) {
-      return;
+      return Future.succeededFuture(false);
     }
     String node = fact.getString("node");
     String incarnation = fact.getString("incarnation");
-    if ("left".equals(fact.getString("event"))) {
-      if (live.containsKey(node) && incarnation != null && !incarnation.equals(live.get(node))) {
-        return; // an earlier start's departure, heard after its successor joined: the node is here
-      }
-      String reason = "agent node " + node + " left the cluster: what it runs does not answer until it is back";
-      live.remove(node);
-      gone.put(node, reason);
-      Set<Promise<?>> waiting = asking.remove(node);
-      if (waiting != null) {
-        new ArrayList<>(waiting).forEach(p -> p.tryFail(unavailable(reason)));
-      }
-    } else {
+    if (!"left".equals(fact.getString("event"))) {
       live.put(node, incarnation);
       gone.remove(node);
+      return Future.succeededFuture(true);
     }
+    if (live.containsKey(node) && incarnation != null && !incarnation.equals(live.get(node))) {
+      return Future.succeededFuture(false); // an earlier start's departure, heard after its successor joined
+    }
+    return vertx.eventBus().<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
+        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true))
+        .map(reply -> reply.body().getJsonArray("members").stream().map(o -> (JsonObject) o)
+            .filter(m -> "agent".equals(m.getString("role")) && node.equals(m.getString("node"))
+                && !java.util.Objects.equals(incarnation, m.getString("incarnation")))
+            .map(m -> m.getString("incarnation")).findFirst().orElse(null))
+        .otherwise((String) null)
+        .map(remaining -> {
+          if (remaining != null) {
+            log.info("a second agent node named {} left; the first (incarnation {}) is still a member", node,
+                remaining);
+            live.put(node, remaining);
+            gone.remove(node);
+            return false;
+          }
+          String reason = "agent node " + node + " left the cluster: what it runs does not answer until it is back";
+          live.remove(node);
+          gone.put(node, reason);
+          Set<Promise<?>> waiting = asking.remove(node);
+          if (waiting != null) {
+            new ArrayList<>(waiting).forEach(p -> p.tryFail(unavailable(reason)));
+          }
+          return true;
+        });
   }
 
   /** Whether the node is a member now (false for one that left and is not back). */

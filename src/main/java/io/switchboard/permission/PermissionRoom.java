@@ -225,7 +225,8 @@ public final class PermissionRoom extends VerticleBase {
       bus.<JsonObject>consumer(Addresses.SURFACE_CLOSED, m -> surfaceClosed(m.body()));
       if (edgeGraceMs > 0) {
         bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> edgeMember(m.body()));
-        bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject()).onComplete(members -> {
+        bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
+        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true)).onComplete(members -> {
           if (members.succeeded()) {
             members.result().body().getJsonArray("members").forEach(o -> edgeMember(((JsonObject) o).copy()
                 .put("event", "joined")));

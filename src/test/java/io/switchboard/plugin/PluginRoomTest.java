@@ -409,8 +409,7 @@ class PluginRoomTest {
   @Test
   void vibearoundOutputsReadByAPluginThatDiesBeforeItsReadReceiptGoToTheNextProcess(Vertx vertx) throws Exception {
     PluginControl plugin = start(vertx, "vibearound", List.of());
-    plugin.act(new JsonObject().put("dieOnReceipt", true));
-    Thread.sleep(100); // the action is read every 20 ms
+    plugin.set(new JsonObject().put("dieOnReceipt", true));
     plugin.prompt("42", "42", "/help");
     plugin.awaitType("started", 2);
     // The help text was read by the first process, which died before confirming it: the second gets it too.
@@ -423,8 +422,7 @@ class PluginRoomTest {
     PluginControl plugin = start(vertx, "acp", List.of());
     plugin.prompt("42", "42", "first");
     JsonObject card = plugin.awaitType("card", 1);
-    plugin.act(new JsonObject().put("acking", false));
-    Thread.sleep(100);
+    plugin.set(new JsonObject().put("acking", false));
     plugin.tap(card.getString("key"), "allow-once", "42");
     // The turn's final reply reaches the plugin, which dies before acknowledging it.
     plugin.await(r -> "_switchboard/text".equals(r.getString("method"))
@@ -1074,8 +1072,7 @@ class PluginRoomTest {
     plugin.tap(plugin.awaitType("card", 1).getString("key"), "reject", "42");
     plugin.awaitType("prompt_result", 1);
     String thread = threadOf("fake:42");
-    plugin.act(new JsonObject().put("stopReading", true));
-    Thread.sleep(300);
+    plugin.set(new JsonObject().put("stopReading", true));
     String big = "y".repeat(1024 * 1024);
     for (int i = 0; i < 100; i++) {
       vertx.eventBus().publish(Addresses.threadEvents(thread), new JsonObject().put("threadId", thread)

@@ -279,10 +279,13 @@ public final class FakePlugin extends StdioPeer {
         }
       } else if (a.containsKey("acking")) {
         acknowledge = a.getBoolean("acking");
+        record(new JsonObject().put("type", "set").put("action", a));
       } else if (a.containsKey("dieOnReceipt")) {
         dieOnReceipt = a.getBoolean("dieOnReceipt");
+        record(new JsonObject().put("type", "set").put("action", a));
       } else if (a.containsKey("stopReading")) {
         reading = false;
+        record(new JsonObject().put("type", "set").put("action", a));
       } else if (a.containsKey("exit")) {
         System.exit(a.getInteger("exit"));
       }

@@ -58,6 +58,16 @@ public final class PluginControl {
     }
   }
 
+  /**
+   * Sets one of the plugin's modes ({@code acking}, {@code dieOnReceipt}, {@code stopReading}) and
+   * returns once the plugin has taken it (it records each mode it sets).
+   */
+  public void set(JsonObject mode) {
+    int before = (int) received().stream().filter(r -> "set".equals(r.getString("type"))).count();
+    act(mode);
+    awaitType("set", before + 1);
+  }
+
   public void prompt(String chat, String sender, String text) {
     act(new JsonObject().put("prompt", text).put("chat", chat).put("sender", sender));
   }
