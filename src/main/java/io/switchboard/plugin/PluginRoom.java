@@ -1,6 +1,7 @@
 package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.thread.ThreadEvent;
 import io.switchboard.cluster.AgentNodes;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
@@ -188,12 +189,12 @@ public final class PluginRoom extends VerticleBase {
   /** Streams a thread's events to the plugins whose chats are attached to it. */
   void follow(String threadId) {
     threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
-        Addresses.threadEvents(id), m -> threadEvent(m.body())));
+        Addresses.threadEvents(id), m -> threadEvent(ThreadEvent.of(m.body()))));
   }
 
   /** The last event passed on of each followed thread, and what arrives while a gap is filled. */
   private final Map<String, Long> followedSeq = new HashMap<>();
-  private final Map<String, List<JsonObject>> gapHeld = new HashMap<>();
+  private final Map<String, List<ThreadEvent>> gapHeld = new HashMap<>();
   /** The most events fetched to fill one gap (a turn's reply rarely has more chunks). */
   private static final int GAP_FILL_LIMIT = 1000;
 
@@ -202,28 +203,28 @@ public final class PluginRoom extends VerticleBase {
    * cluster, a connection between nodes was lost) are fetched from the transcript first, which the
    * thread writes before it publishes: a chat's final reply is made of every chunk of its turn.
    */
-  private void threadEvent(JsonObject body) {
-    String threadId = body.getString("threadId");
-    List<JsonObject> held = gapHeld.get(threadId);
+  private void threadEvent(ThreadEvent e) {
+    String threadId = e.threadId();
+    List<ThreadEvent> held = gapHeld.get(threadId);
     if (held != null) {
-      held.add(body);
+      held.add(e);
       return;
     }
     Long last = followedSeq.get(threadId);
-    long seq = body.getLong("seq");
+    long seq = e.seq();
     if (last == null || seq <= last + 1) {
-      passOn(body);
+      passOn(e);
       return;
     }
     log.info("thread {}: live events {}..{} did not arrive; fetching them from the transcript", threadId, last + 1,
         seq - 1);
-    gapHeld.put(threadId, new ArrayList<>(List.of(body)));
+    gapHeld.put(threadId, new ArrayList<>(List.of(e)));
     nodes.ask(Addresses.THREAD_HISTORY, new JsonObject().put("threadId", threadId).put("afterSeq", last)
             .put("limit", (int) Math.min(GAP_FILL_LIMIT, seq - 1 - last)))
         .onComplete(history -> {
           if (history.succeeded()) {
-            history.result().getJsonArray("events").forEach(o -> passOn(((JsonObject) o).copy()
-                .put("threadId", threadId)));
+            history.result().getJsonArray("events").forEach(o -> passOn(ThreadEvent.inHistory(threadId,
+                (JsonObject) o)));
           } else {
             log.warn("thread {}: the missed events could not be read: {}", threadId, history.cause().getMessage());
           }
@@ -231,14 +232,12 @@ public final class PluginRoom extends VerticleBase {
         });
   }
 
-  private void passOn(JsonObject body) {
-    String threadId = body.getString("threadId");
-    long seq = body.getLong("seq");
-    if (seq <= followedSeq.getOrDefault(threadId, 0L)) {
+  private void passOn(ThreadEvent e) {
+    if (e.seq() <= followedSeq.getOrDefault(e.threadId(), 0L)) {
       return; // fetched with the gap and live as well
     }
-    followedSeq.put(threadId, seq);
-    plugins.values().forEach(p -> p.threadEvent(body));
+    followedSeq.put(e.threadId(), e.seq());
+    plugins.values().forEach(p -> p.threadEvent(e));
   }
 
   static void ensureStateDir(java.nio.file.Path dir) throws java.io.IOException {

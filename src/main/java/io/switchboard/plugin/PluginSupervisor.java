@@ -131,7 +131,7 @@ final class PluginSupervisor {
     outbox.deliver();
   }
 
-  void threadEvent(JsonObject e) {
+  void threadEvent(io.switchboard.thread.ThreadEvent e) {
     turns.threadEvent(e);
   }
 

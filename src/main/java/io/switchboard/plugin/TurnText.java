@@ -62,15 +62,15 @@ final class TurnText {
     }
   }
 
-  /** One event of a followed thread, in order ({@code {threadId, seq, event}}). */
-  void threadEvent(JsonObject e) {
-    String threadId = e.getString("threadId");
+  /** One event of a followed thread, in order. */
+  void threadEvent(io.switchboard.thread.ThreadEvent e) {
+    String threadId = e.threadId();
     List<Route> attached = plugin.routes().stream().filter(r -> threadId.equals(r.threadId)).toList();
     if (attached.isEmpty()) {
       return;
     }
-    JsonObject event = e.getJsonObject("event");
-    String kind = event.getString("kind");
+    JsonObject event = e.event();
+    String kind = e.kind();
     Generation gen = plugin.current();
     switch (kind) {
       case "turn_started" -> {
@@ -131,7 +131,7 @@ final class TurnText {
             : outbox.written(r, "final", new JsonObject().put("text", text.toString()).put("threadId", threadId)
                 .put("streamedTo", streamedTo));
         if (r.current != null) {
-          r.turnEnds.add(new Route.TurnEnd(e.getLong("seq"),
+          r.turnEnds.add(new Route.TurnEnd(e.seq(),
               "agent_exited".equals(kind) ? "end_turn" : event.getString("stopReason", "end_turn")));
         }
         written.onComplete(x -> inbound.turnEnded(r));

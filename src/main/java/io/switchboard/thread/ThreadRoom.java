@@ -840,8 +840,7 @@ public final class ThreadRoom extends VerticleBase {
             .put("at", at).put("event", kept))
         .onFailure(err -> log.error("thread {}: event {} could not be written to the transcript", t.id, seq, err))
         .transform(x -> {
-          bus.publish(Addresses.threadEvents(t.id), new JsonObject().put("threadId", t.id).put("seq", seq)
-              .put("at", at).put("event", event));
+          bus.publish(Addresses.threadEvents(t.id), new ThreadEvent(t.id, seq, at, event).toJson());
           return Future.succeededFuture(seq);
         });
   }

@@ -1,6 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.thread.ThreadEvent;
 import io.switchboard.permission.Card;
 import io.switchboard.bus.ErrorCode;
 import io.switchboard.config.AgentSpec;
@@ -39,7 +40,20 @@ final class ChatSocket {
   /** threadId -> the last seq sent on this socket. */
   private final Map<String, Long> lastSeq = new HashMap<>();
   /** threadId -> frames that arrived while the thread's history was being replayed. */
-  private final Map<String, List<JsonObject>> held = new HashMap<>();
+  private final Map<String, List<Held>> held = new HashMap<>();
+
+  /** What waits while a thread's history is replayed: a live event, or a frame encoded once by its key. */
+  private sealed interface Held permits LiveEvent, Frame {
+    String threadId();
+  }
+
+  private record LiveEvent(ThreadEvent event) implements Held {
+    public String threadId() {
+      return event.threadId();
+    }
+  }
+
+  private record Frame(String threadId, String key, JsonObject body) implements Held {}
   private final ArrayDeque<String> queue = new ArrayDeque<>();
   private long queuedBytes;
   private boolean closed;
@@ -238,7 +252,7 @@ final class ChatSocket {
                 return room.ask(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId));
               })
               .onComplete(done -> {
-                List<JsonObject> waiting = held.remove(threadId);
+                List<Held> waiting = held.remove(threadId);
                 if (waiting != null) {
                   waiting.forEach(this::deliver);
                 }
@@ -302,9 +316,9 @@ final class ChatSocket {
         .compose(history -> {
           long last = afterSeq;
           for (Object o : history.getJsonArray("events")) {
-            JsonObject e = (JsonObject) o;
-            last = e.getLong("seq");
-            sendEvent(threadId, last, e.getLong("at"), e.getJsonObject("event"));
+            ThreadEvent e = ThreadEvent.inHistory(threadId, (JsonObject) o);
+            last = e.seq();
+            sendEvent(e);
           }
           // An empty page: the rest was pruned (the transcript keeps a bounded tail) or is not written yet.
           return last == afterSeq ? Future.succeededFuture() : replay(threadId, last, untilSeq);
@@ -509,56 +523,54 @@ final class ChatSocket {
 
   /** A waiting card was reminded of or escalated: the page highlights it again. */
   void attention(JsonObject fact) {
-    deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
-        .put("key", "attention " + fact.getString("requestId") + " " + fact.getString("step"))
-        .put("body", new JsonObject().put("type", "permission_attention").put("threadId", fact.getString("threadId"))
-            .put("requestId", fact.getString("requestId")).put("step", fact.getString("step"))
-            .put("at", Instant.ofEpochMilli(fact.getLong("at")).toString()).put("waitedMs", fact.getLong("waitedMs"))));
+    deliver(new Frame(fact.getString("threadId"), "attention " + fact.getString("requestId") + " "
+        + fact.getString("step"), new JsonObject().put("type", "permission_attention")
+        .put("threadId", fact.getString("threadId")).put("requestId", fact.getString("requestId"))
+        .put("step", fact.getString("step")).put("at", Instant.ofEpochMilli(fact.getLong("at")).toString())
+        .put("waitedMs", fact.getLong("waitedMs"))));
   }
 
   /** A live event of an attached thread; {@code frame} is its frame, encoded once for all the thread's sockets. */
-  void event(JsonObject body, java.util.function.Supplier<String> frame) {
-    String threadId = body.getString("threadId");
-    List<JsonObject> waiting = held.get(threadId);
-    long seq = body.getLong("seq");
+  void event(ThreadEvent e, java.util.function.Supplier<String> frame) {
+    String threadId = e.threadId();
+    List<Held> waiting = held.get(threadId);
+    long seq = e.seq();
     long last = lastSeq.getOrDefault(threadId, 0L);
     if (waiting != null) {
-      waiting.add(new JsonObject().put("kind", "event").put("body", body));
+      waiting.add(new LiveEvent(e));
     } else if (seq > last + 1 && lastSeq.containsKey(threadId)) {
       // Events numbered in between never came (in a cluster, a connection between nodes was lost):
       // they are in the transcript, which the thread writes before it publishes. Fetched first, in order.
       log.info("thread {}: live events {}..{} did not arrive; replaying them from the transcript", threadId,
           last + 1, seq - 1);
-      List<JsonObject> later = new ArrayList<>();
-      later.add(new JsonObject().put("kind", "event").put("body", body));
+      List<Held> later = new ArrayList<>();
+      later.add(new LiveEvent(e));
       held.put(threadId, later);
       replay(threadId, last, seq - 1).onComplete(done -> {
-        List<JsonObject> arrived = held.remove(threadId);
+        List<Held> arrived = held.remove(threadId);
         if (arrived != null) {
           arrived.forEach(this::deliver);
         }
       });
     } else {
-      sendEvent(threadId, seq, body.getJsonObject("event"), frame);
+      sendEvent(e, frame);
     }
   }
 
   /** The frame of a thread's event, as every socket gets it. */
-  static JsonObject eventFrame(String threadId, long seq, Long at, JsonObject event) {
-    return new JsonObject().put("type", "event").put("threadId", threadId).put("seq", seq).put("at", at)
-        .put("event", event);
+  static JsonObject eventFrame(ThreadEvent e) {
+    return new JsonObject().put("type", "event").put("threadId", e.threadId()).put("seq", e.seq()).put("at", e.at())
+        .put("event", e.event());
   }
 
   void card(JsonObject card) {
-    deliver(new JsonObject().put("kind", "frame").put("threadId", card.getString("threadId"))
-        .put("key", "card " + card.getString("requestId")).put("body", cardFrame(card)));
+    deliver(new Frame(card.getString("threadId"), "card " + card.getString("requestId"), cardFrame(card)));
   }
 
   void resolved(JsonObject fact) {
     JsonObject outcome = fact.getJsonObject("outcome");
-    deliver(new JsonObject().put("kind", "frame").put("threadId", fact.getString("threadId"))
-        .put("key", "resolved " + fact.getString("requestId"))
-        .put("body", outcome.getValue("rule") instanceof JsonObject ? autoFrame(fact.getString("threadId"),
+    deliver(new Frame(fact.getString("threadId"), "resolved " + fact.getString("requestId"),
+        outcome.getValue("rule") instanceof JsonObject ? autoFrame(fact.getString("threadId"),
             fact.getString("requestId"), fact.getString("toolCallId"), fact.getString("title"), outcome,
             fact.getLong("endedAt"))
             : new JsonObject().put("type", "permission_resolved").put("threadId", fact.getString("threadId"))
@@ -575,34 +587,31 @@ final class ChatSocket {
   }
 
   /** Sends now, or holds while the thread's history is being replayed. */
-  private void deliver(JsonObject item) {
-    boolean isEvent = "event".equals(item.getString("kind"));
-    String threadId = isEvent ? item.getJsonObject("body").getString("threadId") : item.getString("threadId");
-    List<JsonObject> waiting = held.get(threadId);
+  private void deliver(Held item) {
+    List<Held> waiting = held.get(item.threadId());
     if (waiting != null) {
       waiting.add(item);
       return;
     }
-    if (isEvent) {
-      JsonObject b = item.getJsonObject("body");
-      sendEvent(threadId, b.getLong("seq"), b.getLong("at"), b.getJsonObject("event"));
-    } else {
-      sendText(hub.encodeOnce(item.getString("key"), () -> item.getJsonObject("body")));
+    if (item instanceof LiveEvent live) {
+      sendEvent(live.event());
+    } else if (item instanceof Frame f) {
+      sendText(hub.encodeOnce(f.key(), f::body));
     }
   }
 
-  private void sendEvent(String threadId, long seq, Long at, JsonObject event) {
-    sendEvent(threadId, seq, event, () -> hub.encodeOnce("event " + threadId + " " + seq,
-        () -> eventFrame(threadId, seq, at, event)));
+  private void sendEvent(ThreadEvent e) {
+    sendEvent(e, () -> hub.encodeOnce("event " + e.threadId() + " " + e.seq(), () -> eventFrame(e)));
   }
 
-  private void sendEvent(String threadId, long seq, JsonObject event, java.util.function.Supplier<String> frame) {
-    if (seq <= lastSeq.getOrDefault(threadId, 0L)) {
+  private void sendEvent(ThreadEvent e, java.util.function.Supplier<String> frame) {
+    String threadId = e.threadId();
+    if (e.seq() <= lastSeq.getOrDefault(threadId, 0L)) {
       return; // already sent (replay and live overlap)
     }
-    lastSeq.put(threadId, seq);
+    lastSeq.put(threadId, e.seq());
     sendText(frame.get());
-    String kind = event.getString("kind");
+    String kind = e.kind();
     if ("turn_started".equals(kind) || "turn_ended".equals(kind) || "agent_exited".equals(kind)) {
       send(new JsonObject().put("type", "turn").put("threadId", threadId).put("busy", "turn_started".equals(kind)));
     }

@@ -1,6 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
+import io.switchboard.thread.ThreadEvent;
 import io.switchboard.config.Limits;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -65,12 +66,11 @@ final class SocketHub {
     attached.computeIfAbsent(threadId, id -> new HashSet<>()).add(socket);
     threadConsumers.computeIfAbsent(threadId, id -> vertx.eventBus().<JsonObject>consumer(
         Addresses.threadEvents(id), m -> {
-          JsonObject body = m.body();
+          ThreadEvent event = ThreadEvent.of(m.body());
           String[] encoded = {null}; // once for all the thread's sockets, and only if one sends it now
           Supplier<String> frame = () -> encoded[0] != null ? encoded[0]
-              : (encoded[0] = ChatSocket.eventFrame(id, body.getLong("seq"), body.getLong("at"),
-                  body.getJsonObject("event")).encode());
-          toThread(id, s -> s.event(body, frame));
+              : (encoded[0] = ChatSocket.eventFrame(event).encode());
+          toThread(id, s -> s.event(event, frame));
         }));
   }
 
