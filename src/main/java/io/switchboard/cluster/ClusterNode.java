@@ -66,7 +66,7 @@ public final class ClusterNode {
       }
       certificate.secure(options.getEventBusOptions());
     }
-    HazelcastClusterManager manager = new HazelcastClusterManager(hazelcast(cluster, incarnation));
+    HazelcastClusterManager manager = new LocalFirst(hazelcast(cluster, incarnation));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {
           HazelcastInstance hazelcast = manager.getHazelcastInstance();

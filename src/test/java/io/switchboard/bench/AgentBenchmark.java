@@ -173,7 +173,7 @@ public final class AgentBenchmark {
         java.time.Instant now = java.time.Instant.now();
         io.switchboard.cluster.ClusterAuthority.create(certs.resolve("ca"), now);
         for (String node : List.of("bench-agents", "bench-edge")) {
-          io.switchboard.cluster.ClusterAuthority.issue(certs.resolve("ca"), node, "127.0.0.1", certs.resolve(node), 2,
+          io.switchboard.cluster.ClusterAuthority.issue(certs.resolve("ca"), node, "127.0.0.1", certs.resolve(node), 90,
               now);
         }
       }

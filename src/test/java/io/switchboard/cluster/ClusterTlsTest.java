@@ -33,9 +33,9 @@ class ClusterTlsTest {
     Instant now = Instant.now();
     ClusterAuthority.create(dir.resolve("ca"), now);
     ClusterAuthority.create(dir.resolve("other-ca"), now);
-    ClusterAuthority.issue(dir.resolve("ca"), "build-1", "127.0.0.1", dir.resolve("build-1"), 2, now);
-    ClusterAuthority.issue(dir.resolve("ca"), "edge", "127.0.0.1", dir.resolve("edge"), 2, now);
-    ClusterAuthority.issue(dir.resolve("other-ca"), "stranger", "127.0.0.1", dir.resolve("stranger"), 2, now);
+    ClusterAuthority.issue(dir.resolve("ca"), "build-1", "127.0.0.1", dir.resolve("build-1"), 90, now);
+    ClusterAuthority.issue(dir.resolve("ca"), "edge", "127.0.0.1", dir.resolve("edge"), 90, now);
+    ClusterAuthority.issue(dir.resolve("other-ca"), "stranger", "127.0.0.1", dir.resolve("stranger"), 90, now);
     int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort(),
         LoopbackCluster.freePort()};
     List<String> members = LoopbackCluster.members(ports);
@@ -53,6 +53,10 @@ class ClusterTlsTest {
       assertEquals("ok", edge.eventBus().request("sb.node.build-1.permission.answer", "from the edge",
           new DeliveryOptions().setSendTimeout(10_000)).await(30, TimeUnit.SECONDS).body());
 
+      // A node's own command, served to itself alone (as NodeScope serves the plain addresses).
+      agent.eventBus().<String>localConsumer("sb.permission.register", m -> m.reply("here"))
+          .completion().await(30, TimeUnit.SECONDS);
+
       // A stranger with no certificate, then one with a certificate of another authority.
       Vertx plain = join(nodes, "stranger-plain", Settings.Cluster.Role.AGENT, ports[2], members, null);
       Vertx forged = join(nodes, "stranger", Settings.Cluster.Role.AGENT, ports[3], members, dir.resolve("stranger"));
@@ -60,6 +64,16 @@ class ClusterTlsTest {
         List<String> heardByStranger = new CopyOnWriteArrayList<>();
         stranger.eventBus().<String>consumer("sb.permission.cards", m -> heardByStranger.add(m.body()))
             .completion().await(30, TimeUnit.SECONDS);
+        // It registers the node's own command address too: the edge, which does not serve it, now finds the
+        // stranger there (and cannot reach it), while the node keeps every one of its own sends.
+        stranger.eventBus().<String>consumer("sb.permission.register", m -> m.reply("stranger"))
+            .completion().await(30, TimeUnit.SECONDS);
+        assertThrows(Exception.class, () -> edge.eventBus().request("sb.permission.register", "x",
+            new DeliveryOptions().setSendTimeout(2_000)).await(30, TimeUnit.SECONDS), "the stranger's registration");
+        for (int i = 0; i < 6; i++) {
+          assertEquals("here", agent.eventBus().<String>request("sb.permission.register", "ask",
+              new DeliveryOptions().setSendTimeout(5_000)).await(30, TimeUnit.SECONDS).body(), "send " + i);
+        }
         Future<Object> sent = stranger.eventBus().request("sb.node.build-1.permission.answer", "from a stranger",
             new DeliveryOptions().setSendTimeout(5_000)).map(m -> m.body());
         Exception refused = assertThrows(Exception.class, () -> sent.await(30, TimeUnit.SECONDS),

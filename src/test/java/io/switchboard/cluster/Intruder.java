@@ -52,8 +52,10 @@ public final class Intruder {
     Vertx vertx = Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .await(60, TimeUnit.SECONDS);
     AtomicInteger heard = new AtomicInteger();
+    // Where cards and ends are published, where the node takes answers, and the node's own command for
+    // registering a request (served to itself alone: a share of those would otherwise come here).
     for (String address : List.of("sb.permission.shown", "sb.permission.resolved", "sb.permission.cancelled",
-        "sb.node." + node + ".permission.answer")) {
+        "sb.node." + node + ".permission.answer", "sb.permission.register")) {
       vertx.eventBus().<Object>consumer(address, m -> {
         if (m.headers().contains(SELF)) { // its own send, come back to its own handler
           m.reply(SELF);

@@ -67,7 +67,7 @@ final class LoopbackCluster implements AutoCloseable {
       if (!Files.exists(authority())) {
         ClusterAuthority.create(authority(), now);
       }
-      ClusterAuthority.issue(authority(), node, "127.0.0.1", tls, 2, now);
+      ClusterAuthority.issue(authority(), node, "127.0.0.1", tls, 90, now); // no renewal warning
     }
   }
 
