@@ -344,6 +344,10 @@ public final class Doctor {
           cluster.tlsDir(), cluster.node(), cluster.host(), java.time.Instant.now());
       ok("cluster certificate of node " + cluster.node() + " at " + cluster.host() + " in " + cluster.tlsDir()
           + " (until " + certificate.certificate().getNotAfter().toInstant() + ")");
+      if (certificate.left(java.time.Instant.now()).toDays() < 30) {
+        warn("the cluster certificate of node " + cluster.node() + " ends within 30 days: issue a new one and restart "
+            + "the node (docs/operations.md, \"Renewing certificates\")");
+      }
     } catch (IllegalStateException e) {
       problem(e.getMessage());
     }

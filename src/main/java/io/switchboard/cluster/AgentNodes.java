@@ -284,6 +284,7 @@ public final class AgentNodes {
     if (live.containsKey(node) && incarnation != null && !incarnation.equals(live.get(node))) {
       return Future.succeededFuture(false); // an earlier start's departure, heard after its successor joined
     }
+    String before = live.get(node);
     return vertx.eventBus().<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
         new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true))
         .map(reply -> reply.body().getJsonArray("members").stream().map(o -> (JsonObject) o)
@@ -292,6 +293,9 @@ public final class AgentNodes {
             .map(m -> m.getString("incarnation")).findFirst().orElse(null))
         .otherwise((String) null)
         .map(remaining -> {
+          if (!java.util.Objects.equals(before, live.get(node))) {
+            return false; // a start of that node joined while the members were asked: it is here
+          }
           if (remaining != null) {
             log.info("a second agent node named {} left; the first (incarnation {}) is still a member", node,
                 remaining);

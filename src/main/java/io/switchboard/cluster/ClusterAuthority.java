@@ -89,8 +89,12 @@ public final class ClusterAuthority {
       throw new java.nio.file.NoSuchFileException(caKey.toString(), null,
           "no cluster authority there: make one with `switchboard cluster ca --dir " + authorityDir + "`");
     }
-    X509Certificate authority = NodeCertificate.read(authorityDir.resolve(NodeCertificate.AUTHORITY));
+    X509Certificate authority = NodeCertificate.authority(authorityDir.resolve(NodeCertificate.AUTHORITY));
     PrivateKey authorityKey = readKey(caKey);
+    if (Files.exists(out.resolve(AUTHORITY_KEY))) {
+      throw new FileAlreadyExistsException(out.toString(), null, "it holds the authority's key: a node's folder is "
+          + "copied to the node, and the key must never go with it; give another --out");
+    }
     if (Files.exists(out.resolve(NodeCertificate.KEY))) {
       throw new FileAlreadyExistsException(out.resolve(NodeCertificate.KEY).toString(), null,
           "a node key is already there; give another --out, or move the old folder away first");
@@ -98,7 +102,8 @@ public final class ClusterAuthority {
     KeyPair pair = newKeyPair();
     X500Name subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, name).build();
     X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(authority, serial(),
-        Date.from(now.minusSeconds(60)), Date.from(now.plus(Duration.ofDays(days))), subject, pair.getPublic());
+        Date.from(now.minusSeconds(60)), Date.from(earlier(now.plus(Duration.ofDays(days)),
+        authority.getNotAfter().toInstant())), subject, pair.getPublic());
     JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
     builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
         .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
@@ -114,6 +119,11 @@ public final class ClusterAuthority {
     Files.writeString(out.resolve(NodeCertificate.CERTIFICATE), pem("CERTIFICATE", certificate.getEncoded()));
     Files.writeString(out.resolve(NodeCertificate.AUTHORITY), pem("CERTIFICATE", authority.getEncoded()));
     return certificate;
+  }
+
+  /** A node's certificate ends no later than its authority's (it could not be checked after). */
+  private static Instant earlier(Instant a, Instant b) {
+    return a.isBefore(b) ? a : b;
   }
 
   /** An address as a certificate names it: an IP literal as an IP, anything else as a DNS name. */

@@ -58,6 +58,13 @@ public final class ClusterNode {
       } catch (IllegalStateException e) {
         return Future.failedFuture(e);
       }
+      java.time.Duration caLeft = java.time.Duration.between(java.time.Instant.now(),
+          certificate.authority().getNotAfter().toInstant());
+      if (caLeft.toDays() < RENEW_WITHIN_DAYS) {
+        log.warn("the cluster's authority {} ends in {} days: make a new one and issue every node its certificate "
+            + "(docs/operations.md, \"Renewing certificates\")", cluster.tlsDir().resolve(NodeCertificate.AUTHORITY),
+            caLeft.toDays());
+      }
       java.time.Duration left = certificate.left(java.time.Instant.now());
       if (left.toDays() < RENEW_WITHIN_DAYS) {
         log.warn("this node's cluster certificate {} ends in {} days ({}): issue a new one and restart the node "
@@ -65,6 +72,9 @@ public final class ClusterNode {
             left.toDays(), certificate.certificate().getNotAfter().toInstant());
       }
       certificate.secure(options.getEventBusOptions());
+    } else {
+      log.warn("the event bus between nodes is plain TCP: no certificates were given (a benchmark's or a test's "
+          + "set-up; a configured node always has them)");
     }
     HazelcastClusterManager manager = new LocalFirst(hazelcast(cluster, incarnation));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()

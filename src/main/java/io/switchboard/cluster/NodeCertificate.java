@@ -52,7 +52,11 @@ public record NodeCertificate(Path dir, X509Certificate authority, X509Certifica
             + "` where the cluster's authority is kept, and copy the folder it writes to " + dir + ")");
       }
     }
-    X509Certificate authority = read(dir.resolve(AUTHORITY));
+    if (Files.exists(dir.resolve(ClusterAuthority.AUTHORITY_KEY))) {
+      throw new IllegalStateException(dir.resolve(ClusterAuthority.AUTHORITY_KEY) + " is the cluster authority's key: "
+          + "it makes members and belongs on the machine that issues certificates, never on a node; move it away");
+    }
+    X509Certificate authority = authority(dir.resolve(AUTHORITY));
     X509Certificate certificate = read(dir.resolve(CERTIFICATE));
     try {
       certificate.verify(authority.getPublicKey());
@@ -98,6 +102,33 @@ public record NodeCertificate(Path dir, X509Certificate authority, X509Certifica
             .setCertPath(dir.resolve(CERTIFICATE).toString()))
         .setTrustOptions(new PemTrustOptions().addCertPath(dir.resolve(AUTHORITY).toString()))
         .setClientAuth(ClientAuth.REQUIRED);
+  }
+
+  /**
+   * The cluster's authority: exactly one certificate, a CA's, signed by itself. Every certificate in
+   * the file would be trusted by the bus, so a second one appended is refused, not silently trusted.
+   */
+  static X509Certificate authority(Path file) {
+    java.util.Collection<? extends java.security.cert.Certificate> all;
+    try {
+      all = CertificateFactory.getInstance("X.509").generateCertificates(
+          new ByteArrayInputStream(Files.readAllBytes(file)));
+    } catch (IOException | CertificateException e) {
+      throw new IllegalStateException(file + " is not a PEM certificate: " + e.getMessage());
+    }
+    if (all.size() != 1 || !(all.iterator().next() instanceof X509Certificate ca)) {
+      throw new IllegalStateException(file + " holds " + all.size() + " certificates: it must hold the cluster's "
+          + "authority alone (each one in it would be trusted)");
+    }
+    try {
+      ca.verify(ca.getPublicKey());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(file + " is not a self-signed authority certificate");
+    }
+    if (ca.getBasicConstraints() < 0) {
+      throw new IllegalStateException(file + " is not a certificate authority's (no CA basic constraint)");
+    }
+    return ca;
   }
 
   static X509Certificate read(Path file) {

@@ -97,8 +97,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
    * and announces for the cluster's membership ({@code port}) and the event bus ({@code busPort}),
    * the members to join, after how long without a heartbeat a member is declared gone, and how long
    * an agent node keeps its pending permission requests while no edge node (no surface) is a member.
-   */
-  /**
+   *
    * @param tlsDir this node's certificate folder (ca.crt, node.crt, node.key) for the event bus's mutual
    *     TLS; null only in benchmarks that measure the plain bus beside it
    */

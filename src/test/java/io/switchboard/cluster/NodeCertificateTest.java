@@ -93,6 +93,31 @@ class NodeCertificateTest {
         () -> ClusterAuthority.issue(dir.resolve("none"), "build-1", "10.0.0.6", dir.resolve("x"), 30, NOW));
   }
 
+  @Test
+  void theAuthorityFileHoldsOneSelfSignedAuthorityAndItsKeyNeverGoesToANode() throws Exception {
+    ClusterAuthority.create(dir.resolve("ca"), NOW);
+    ClusterAuthority.create(dir.resolve("other"), NOW);
+    ClusterAuthority.issue(dir.resolve("ca"), "build-1", "10.0.0.6", dir.resolve("build-1"), 30, NOW);
+    Path ca = dir.resolve("build-1").resolve(NodeCertificate.AUTHORITY);
+    String one = Files.readString(ca);
+    Files.writeString(ca, one + Files.readString(dir.resolve("other").resolve(NodeCertificate.AUTHORITY)));
+    assertTrue(refused(dir.resolve("build-1"), "build-1", "10.0.0.6", NOW).contains("holds 2 certificates"));
+    Files.writeString(ca, Files.readString(dir.resolve("build-1").resolve(NodeCertificate.CERTIFICATE)));
+    assertTrue(refused(dir.resolve("build-1"), "build-1", "10.0.0.6", NOW).contains("not a self-signed authority"));
+    Files.writeString(ca, one);
+    Files.copy(dir.resolve("ca").resolve(ClusterAuthority.AUTHORITY_KEY),
+        dir.resolve("build-1").resolve(ClusterAuthority.AUTHORITY_KEY));
+    assertTrue(refused(dir.resolve("build-1"), "build-1", "10.0.0.6", NOW).contains("never on a node"));
+    // Issued into the authority's own folder, the key would travel with the node's files.
+    assertThrows(FileAlreadyExistsException.class,
+        () -> ClusterAuthority.issue(dir.resolve("ca"), "build-2", "10.0.0.7", dir.resolve("ca"), 30, NOW));
+    // A node's certificate ends no later than its authority's.
+    X509Certificate late = ClusterAuthority.issue(dir.resolve("ca"), "build-3", "10.0.0.8", dir.resolve("build-3"),
+        3650, NOW.plus(Duration.ofDays(3000)));
+    assertEquals(NodeCertificate.authority(dir.resolve("ca").resolve(NodeCertificate.AUTHORITY)).getNotAfter(),
+        late.getNotAfter());
+  }
+
   private static String refused(Path folder, String node, String host, Instant now) {
     return assertThrows(IllegalStateException.class, () -> NodeCertificate.load(folder, node, host, now)).getMessage();
   }
