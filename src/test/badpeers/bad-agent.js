@@ -405,13 +405,13 @@ rl.on('line', (line) => {
         break;
       }
       send({ id: m.id, result: {} }); // answered first, as Gemini CLI does; the replay follows
+      // Right after the answer, as one burst: the gateway hides what comes within its quiet window (150 ms);
+      // chunks spaced by a timer here could be spread past it by a loaded host, which no real agent does.
       const sessionId = m.params.sessionId;
-      let n = 0;
-      const timer = setInterval(() => {
+      for (let n = 0; n < 3; n++) {
         send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
           content: { type: 'text', text: 'REPLAYED HISTORY ' + n + ' ' } } } });
-        if (++n === 3) clearInterval(timer);
-      }, 40);
+      }
       break;
     }
     case 'session/close':
