@@ -361,7 +361,7 @@ public final class Doctor {
 
   /** Loopback, link-local, RFC 1918, RFC 6598 (100.64/10: WireGuard and Tailscale networks) or IPv6 ULA. */
   static boolean privateAddress(String host) {
-    String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    String bare = io.switchboard.cluster.NodeCertificate.unbracketed(host);
     try {
       java.net.InetAddress a = java.net.InetAddress.getByName(bare);
       byte[] b = a.getAddress();

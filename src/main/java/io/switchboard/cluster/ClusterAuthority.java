@@ -10,14 +10,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
@@ -128,9 +126,8 @@ public final class ClusterAuthority {
 
   /** An address as a certificate names it: an IP literal as an IP, anything else as a DNS name. */
   private static GeneralName generalName(String address) throws IOException {
-    String bare = address.startsWith("[") && address.endsWith("]") ? address.substring(1, address.length() - 1)
-        : address;
-    if (bare.contains(":") || bare.matches("[0-9.]+")) {
+    String bare = NodeCertificate.unbracketed(address);
+    if (NodeCertificate.looksLikeIp(bare)) {
       return new GeneralName(GeneralName.iPAddress, InetAddress.getByName(bare).getHostAddress());
     }
     return new GeneralName(GeneralName.dNSName, bare);
@@ -157,9 +154,7 @@ public final class ClusterAuthority {
   }
 
   private static PrivateKey readKey(Path file) throws IOException, GeneralSecurityException {
-    String pem = Files.readString(file);
-    byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-    return KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(der));
+    return NodeCertificate.privateKey(Files.readString(file), "EC");
   }
 
   static String pem(String type, byte[] der) {

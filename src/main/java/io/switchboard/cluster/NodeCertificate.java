@@ -175,7 +175,7 @@ public record NodeCertificate(Path dir, X509Certificate authority, X509Certifica
 
   /** Whether the certificate names the address (an IP compared as an address, a host name case-blind). */
   static boolean names(X509Certificate certificate, String host) {
-    String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    String bare = unbracketed(host);
     for (String address : addresses(certificate)) {
       if (address.equalsIgnoreCase(bare) || sameIp(address, bare)) {
         return true;
@@ -195,8 +195,20 @@ public record NodeCertificate(Path dir, X509Certificate authority, X509Certifica
     }
   }
 
-  private static boolean looksLikeIp(String s) {
+  /** An IPv6 literal as a member list writes it ({@code [fd00::5]}) without its brackets. */
+  public static String unbracketed(String host) {
+    return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+  }
+
+  /** Whether an address is an IP literal (compared as an address, never looked up), not a host name. */
+  static boolean looksLikeIp(String s) {
     return s.contains(":") || s.matches("[0-9.]+");
+  }
+
+  /** A PKCS #8 PEM private key of {@code algorithm} (EC for the keys {@link ClusterAuthority} makes). */
+  static PrivateKey privateKey(String pem, String algorithm) throws GeneralSecurityException {
+    byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+    return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
   }
 
   /** The key must be the certificate's: signs a nonce with one and checks it with the other. */
@@ -206,9 +218,8 @@ public record NodeCertificate(Path dir, X509Certificate authority, X509Certifica
       if (!pem.contains("-----BEGIN PRIVATE KEY-----")) {
         throw new IllegalStateException(keyFile + " is not a PKCS #8 PEM private key (\"BEGIN PRIVATE KEY\")");
       }
-      byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
       String algorithm = certificate.getPublicKey().getAlgorithm();
-      PrivateKey key = KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
+      PrivateKey key = privateKey(pem, algorithm);
       String scheme = algorithm.equals("EC") ? "SHA256withECDSA" : "SHA256with" + algorithm;
       byte[] nonce = new byte[32];
       new java.security.SecureRandom().nextBytes(nonce);
