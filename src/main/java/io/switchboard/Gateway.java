@@ -100,7 +100,8 @@ public final class Gateway {
    * Deploys every room this JVM runs; fails (having undone what was deployed) if any room fails to
    * start. Not clustered: all of them. An agent node (cluster mode): store, permission, thread and
    * agent rooms. An edge node: a store of its own (browser sessions, the plugins' chats and their
-   * own outputs), the plugin, metrics and web rooms; they reach the agent nodes as they come.
+   * own outputs), its router to the agent nodes, the plugin, metrics and web rooms; they reach the
+   * agent nodes as they come.
    */
   public Future<Gateway> start() {
     Limits limits = Limits.ofThisJvm();
@@ -112,6 +113,10 @@ public final class Gateway {
         // Pushes go out from the outbox beside the ledger: one JVM (docs/operations.md, "Notifications").
         started = started.compose(v -> deploy(new PushRoom(settings.dataDir().resolve("vapid.json"),
             PushRoom.SUBJECT)));
+      }
+      if (settings.cluster() != null) {
+        // The surface rooms' one way to the agent nodes: deployed first, it knows the members when they start.
+        started = started.compose(v -> deploy(new io.switchboard.cluster.EdgeRouter()));
       }
       started = started
           .compose(v -> deploy(new PluginRoom(settings, limits, version, tuning.plugins())))

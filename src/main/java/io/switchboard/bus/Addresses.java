@@ -194,6 +194,27 @@ public final class Addresses {
   /** This node only: {@code {} -> {members: [{node, role, incarnation, address}]}}, the members now. */
   public static final String CLUSTER_MEMBERS = "sb.cluster.members";
 
+  // cluster mode, an edge node: its one router to the agent nodes (cluster.EdgeRouter), this node only
+  /**
+   * {@code {address, body, node?, timeoutMs}} -> the routed reply: a command of a surface room, sent
+   * to the agent node that owns it ({@code node}: to that node), or to every one, the answers merged.
+   */
+  public static final String EDGE_ASK = "sb.edge.ask";
+  /** {@code {node}} -> that node's {@code sb.thread.list} reply and {@code vanished}: its threads, listed again. */
+  public static final String EDGE_RELIST = "sb.edge.relist";
+  /** A node's {@code sb.permission.pending} reply: what a reconciliation heard up to (its {@code seq}). */
+  public static final String EDGE_HEARD = "sb.edge.heard";
+  /** {@code {requestId}}: a request whose end fact was missed ended; the router forgets its owner. */
+  public static final String EDGE_ENDED = "sb.edge.ended";
+  /** {@code {node, requestIds}} -> {@code {requestIds}}: those of the ids whose request that node owns. */
+  public static final String EDGE_OWNED = "sb.edge.owned";
+  /** {@code {}} -> {@code {live: [node...]}}: the agent nodes that are members now. */
+  public static final String EDGE_NODES = "sb.edge.nodes";
+  /** Fact: an agent node's presence changed; the member fact with {@code live}, the agent nodes after it. */
+  public static final String EDGE_MEMBER = "sb.edge.member";
+  /** Fact: {@code {node, kind: "permission"|"thread"}}: some of that node's facts of the kind were missed. */
+  public static final String EDGE_GAP = "sb.edge.gap";
+
   /**
    * An agent node's own copy of a command address: in a cluster the edges send each command to the
    * node that owns its thread or request, never to a plain address two nodes serve.

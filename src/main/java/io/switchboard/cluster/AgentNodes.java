@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>No cross-node request waits without a bound: each has the send timeout, and those waiting on a
  * node fail at once as {@code unavailable} when the node leaves (Vert.x would only fail them at
- * their timeout, docs/reliability.md). One instance per room, used on its event loop.
+ * their timeout, docs/reliability.md). One per edge node, in its {@link EdgeRouter}, used on its
+ * event loop; the surface rooms ask through a {@link RouterClient}.
  */
 public final class AgentNodes {
   private static final Logger log = LoggerFactory.getLogger(AgentNodes.class);
@@ -82,7 +83,7 @@ public final class AgentNodes {
   private final long answerTryMs;
   private final io.switchboard.common.RandomIds ids = new io.switchboard.common.RandomIds();
 
-  public AgentNodes(Vertx vertx, boolean clustered) {
+  AgentNodes(Vertx vertx, boolean clustered) {
     this(vertx, clustered, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
   }
 

@@ -12,7 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -37,7 +37,7 @@ public final class MetricsRoom extends VerticleBase {
   private final JvmGcMetrics gc = new JvmGcMetrics();
   private final boolean clustered;
   /** How this room reads the agent side's status (every agent node's, summed, in a cluster). */
-  private AgentNodes nodes;
+  private RouterClient nodes;
 
   public MetricsRoom() {
     this(false);
@@ -78,7 +78,7 @@ public final class MetricsRoom extends VerticleBase {
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
 
-    nodes = new AgentNodes(vertx, clustered);
+    nodes = new RouterClient(vertx, clustered);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> ended(m.body()));
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> ended(m.body()));

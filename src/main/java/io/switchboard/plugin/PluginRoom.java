@@ -2,7 +2,7 @@ package io.switchboard.plugin;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.thread.ThreadEvent;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Limits;
 import io.switchboard.config.PluginSpec;
@@ -49,7 +49,7 @@ public final class PluginRoom extends VerticleBase {
   private final Map<String, PluginSupervisor> plugins = new LinkedHashMap<>();
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
   /** How this room reaches the agent side (the agent nodes, in a cluster). */
-  private AgentNodes nodes;
+  private RouterClient nodes;
 
   public PluginRoom(Settings settings, Limits limits, String version, Timings timings) {
     this.settings = settings;
@@ -61,7 +61,7 @@ public final class PluginRoom extends VerticleBase {
   @Override
   public Future<?> start() {
     var bus = vertx.eventBus();
-    nodes = new AgentNodes(vertx, settings.cluster() != null);
+    nodes = new RouterClient(vertx, settings.cluster() != null);
     for (PluginSpec spec : settings.plugins()) {
       plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, limits, version, timings));
     }

@@ -3,7 +3,7 @@ package io.switchboard.web;
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
 import io.switchboard.bus.ErrorCode;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -22,12 +22,12 @@ import org.slf4j.LoggerFactory;
 final class ClusterResync {
   private static final Logger log = LoggerFactory.getLogger(ClusterResync.class);
   private final Vertx vertx;
-  private final AgentNodes nodes;
+  private final RouterClient nodes;
   private final SocketHub hub;
   private final PendingCounts pending;
   private final WebRoom room;
 
-  ClusterResync(Vertx vertx, AgentNodes nodes, SocketHub hub, PendingCounts pending, WebRoom room) {
+  ClusterResync(Vertx vertx, RouterClient nodes, SocketHub hub, PendingCounts pending, WebRoom room) {
     this.vertx = vertx;
     this.nodes = nodes;
     this.hub = hub;
@@ -52,11 +52,15 @@ final class ClusterResync {
       String reason = who + " left the cluster: what it runs does not answer until it is back";
       hub.toAllPages(new JsonObject().put("type", "error").put("code", ErrorCode.UNAVAILABLE.wireName)
           .put("message", reason));
-      JsonArray ids = new JsonArray();
-      pending.forEachRequest(id -> node.equals(nodes.ownerOfRequest(id)), ids::add);
-      if (agentNode && !ids.isEmpty()) {
-        hub.toAllPages(new JsonObject().put("type", "permission_stale").put("stale", true).put("requestIds", ids)
-            .put("reason", reason).put("node", node));
+      if (agentNode) {
+        List<String> cards = new ArrayList<>();
+        pending.forEachRequest(id -> true, cards::add);
+        nodes.ownedBy(node, cards).onSuccess(ids -> {
+          if (!ids.isEmpty()) {
+            hub.toAllPages(new JsonObject().put("type", "permission_stale").put("stale", true)
+                .put("requestIds", new JsonArray(ids)).put("reason", reason).put("node", node));
+          }
+        });
       }
     } else if (agentNode) {
       resync(node, who, 60);
@@ -97,21 +101,23 @@ final class ClusterResync {
               room.shown(card);
             }
           });
-          List<String> missed = new ArrayList<>();
-          pending.forEachRequest(id -> node.equals(nodes.ownerOfRequest(id)) && !live.contains(id), missed::add);
-          missed.forEach(id -> nodes.askNode(node, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id),
-                  Bus.quick())
-              .onSuccess(row -> {
-                JsonObject request = row.getJsonObject("request");
-                if (request != null && request.getLong("endedAt") != null) {
-                  nodes.ended(id); // its end fact never came: the router forgets its owner here
-                  room.ended(request);
-                }
-              }));
-          log.info("{}: {} pending permission requests answerable, {} that ended unheard closed", who, ids.size(),
-              missed.size());
           hub.toAllPages(new JsonObject().put("type", "permission_stale").put("stale", false).put("requestIds", ids)
               .put("node", node));
+          List<String> unlisted = new ArrayList<>();
+          pending.forEachRequest(id -> !live.contains(id), unlisted::add);
+          nodes.ownedBy(node, unlisted).onSuccess(missed -> {
+            missed.forEach(id -> nodes.askNode(node, Addresses.STORE_LEDGER_GET, new JsonObject().put("requestId", id),
+                    Bus.quick())
+                .onSuccess(row -> {
+                  JsonObject request = row.getJsonObject("request");
+                  if (request != null && request.getLong("endedAt") != null) {
+                    nodes.ended(id); // its end fact never came: the router forgets its owner here
+                    room.ended(request);
+                  }
+                }));
+            log.info("{}: {} pending permission requests answerable, {} not listed looked up in its ledger", who,
+                ids.size(), missed.size());
+          });
         })
         .onFailure(err -> {
           if (tries > 1) {

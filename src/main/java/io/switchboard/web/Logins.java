@@ -1,7 +1,7 @@
 package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.switchboard.common.Lru;
 import io.switchboard.common.RandomIds;
 import io.switchboard.config.AccessToken;
@@ -57,7 +57,7 @@ final class Logins {
   }
 
   /** Restores the sessions saved before a restart, reads the token and starts watching its file. */
-  Future<Void> start(AgentNodes nodes) {
+  Future<Void> start(RouterClient nodes) {
     return nodes.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject())
         .onSuccess(reply -> restoreSessions(reply.getJsonArray("sessions")))
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))

@@ -2,7 +2,7 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -18,12 +18,12 @@ import java.util.List;
 final class Readiness {
   static final long STORE_HEALTH_TTL_MS = 5_000;
   private final Vertx vertx;
-  private final AgentNodes nodes;
+  private final RouterClient nodes;
   private final long outboxStuckMs;
   /** When the store last took its health write (event loop only). */
   private long storeHealthyAt;
 
-  Readiness(Vertx vertx, AgentNodes nodes, long outboxStuckMs) {
+  Readiness(Vertx vertx, RouterClient nodes, long outboxStuckMs) {
     this.vertx = vertx;
     this.nodes = nodes;
     this.outboxStuckMs = outboxStuckMs;

@@ -2,7 +2,7 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.Bus;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.switchboard.permission.CancelReason;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -16,10 +16,10 @@ import io.vertx.ext.web.RoutingContext;
  */
 final class RestApi {
   private final Vertx vertx;
-  private final AgentNodes nodes;
+  private final RouterClient nodes;
   private final SocketHub hub;
 
-  RestApi(Vertx vertx, AgentNodes nodes, SocketHub hub) {
+  RestApi(Vertx vertx, RouterClient nodes, SocketHub hub) {
     this.vertx = vertx;
     this.nodes = nodes;
     this.hub = hub;

@@ -2,7 +2,7 @@ package io.switchboard.web;
 
 import io.switchboard.bus.Addresses;
 import io.switchboard.bus.ErrorCode;
-import io.switchboard.cluster.AgentNodes;
+import io.switchboard.cluster.RouterClient;
 import io.switchboard.config.Limits;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
@@ -33,7 +33,7 @@ public final class WebRoom extends VerticleBase {
   private final long requestReadMs;
   private HttpServer server;
   /** How this room reaches the agent side (the agent nodes, in a cluster). */
-  private AgentNodes nodes;
+  private RouterClient nodes;
   private SocketHub hub;
   private PendingCounts pending;
 
@@ -47,7 +47,7 @@ public final class WebRoom extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    nodes = new AgentNodes(vertx, settings.cluster() != null);
+    nodes = new RouterClient(vertx, settings.cluster() != null);
     hub = new SocketHub(vertx, limits);
     pending = new PendingCounts(vertx, hub);
     Logins logins = new Logins(vertx, settings, hub);
@@ -132,7 +132,7 @@ public final class WebRoom extends VerticleBase {
 
   /**
    * What the pages ask the rooms: in a cluster, of the agent node that owns the thread or request
-   * (see {@link AgentNodes}); what waits on a node that leaves fails at once as unavailable.
+   * (this node's {@code EdgeRouter}); what waits on a node that leaves fails at once as unavailable.
    */
   Future<JsonObject> ask(String address, JsonObject body) {
     return nodes.ask(address, body);

@@ -50,8 +50,9 @@ class ClusterTlsTest {
         heardByAgent.add(m.body());
         m.reply("ok");
       }).completion().await(30, TimeUnit.SECONDS);
+      // The first send opens the TLS link (a handshake each way): a loaded host took over 10 s once.
       assertEquals("ok", edge.eventBus().request("sb.node.build-1.permission.answer", "from the edge",
-          new DeliveryOptions().setSendTimeout(10_000)).await(30, TimeUnit.SECONDS).body());
+          new DeliveryOptions().setSendTimeout(30_000)).await(40, TimeUnit.SECONDS).body());
 
       // A node's own command, served to itself alone (as NodeScope serves the plain addresses).
       agent.eventBus().<String>localConsumer("sb.permission.register", m -> m.reply("here"))

@@ -1,0 +1,80 @@
+package io.switchboard.cluster;
+
+import io.switchboard.bus.Addresses;
+import io.switchboard.bus.ErrorCode;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+/**
+ * Cluster mode, an edge node: the one router its surface rooms (web, plugins, metrics) share to
+ * reach the agent nodes. It owns the edge's one {@link AgentNodes} — who is a member, which node
+ * owns each thread and request, the facts heard of each — and serves it at this node's own
+ * addresses ({@code sb.edge.*}, never seen by another node); member changes and missed facts are
+ * published to this node's rooms, which keep a {@link RouterClient}. Before, each room built its
+ * own router and heard every fact three times over.
+ */
+public final class EdgeRouter extends VerticleBase {
+  private AgentNodes nodes;
+
+  @Override
+  public Future<?> start() {
+    nodes = new AgentNodes(vertx, true);
+    var bus = vertx.eventBus();
+    bus.<JsonObject>localConsumer(Addresses.EDGE_ASK, this::ask);
+    bus.<JsonObject>localConsumer(Addresses.EDGE_RELIST, m ->
+        replyWith(m, nodes.relistThreads(m.body().getString("node"))));
+    bus.<JsonObject>localConsumer(Addresses.EDGE_HEARD, m -> nodes.heardUpTo(m.body()));
+    bus.<JsonObject>localConsumer(Addresses.EDGE_ENDED, m -> nodes.ended(m.body().getString("requestId")));
+    bus.<JsonObject>localConsumer(Addresses.EDGE_OWNED, m -> {
+      String node = m.body().getString("node");
+      JsonArray owned = new JsonArray();
+      for (Object id : m.body().getJsonArray("requestIds", new JsonArray())) {
+        if (id instanceof String requestId && node.equals(nodes.ownerOfRequest(requestId))) {
+          owned.add(requestId);
+        }
+      }
+      m.reply(new JsonObject().put("requestIds", owned));
+    });
+    bus.<JsonObject>localConsumer(Addresses.EDGE_NODES, m -> m.reply(live()));
+    DeliveryOptions here = new DeliveryOptions().setLocalOnly(true);
+    return nodes.start(
+        member -> bus.publish(Addresses.EDGE_MEMBER, member.copy().mergeIn(live()), here),
+        node -> bus.publish(Addresses.EDGE_GAP, new JsonObject().put("node", node).put("kind", "permission"), here),
+        node -> bus.publish(Addresses.EDGE_GAP, new JsonObject().put("node", node).put("kind", "thread"), here));
+  }
+
+  private JsonObject live() {
+    return new JsonObject().put("live", new JsonArray(nodes.liveNodes()));
+  }
+
+  private void ask(Message<JsonObject> m) {
+    JsonObject ask = m.body();
+    DeliveryOptions options = new DeliveryOptions().setSendTimeout(ask.getLong("timeoutMs",
+        DeliveryOptions.DEFAULT_TIMEOUT));
+    String node = ask.getString("node");
+    JsonObject body = ask.getJsonObject("body", new JsonObject());
+    String address = ask.getString("address");
+    replyWith(m, node != null ? nodes.askNode(node, address, body, options) : nodes.ask(address, body, options));
+  }
+
+  /**
+   * The routed reply, or its failure with the same code and words. One nobody answered (a timeout,
+   * no consumer) is {@code unavailable}, as surfaces read it; anything else a store failure.
+   */
+  private static void replyWith(Message<JsonObject> m, Future<JsonObject> reply) {
+    reply.onSuccess(m::reply).onFailure(err -> {
+      int code = ErrorCode.STORE_FAILED.failureCode;
+      if (err instanceof ReplyException re) {
+        code = re.failureType() == ReplyFailure.RECIPIENT_FAILURE ? re.failureCode()
+            : ErrorCode.UNAVAILABLE.failureCode;
+      }
+      m.fail(code, String.valueOf(err.getMessage()));
+    });
+  }
+}
