@@ -39,6 +39,8 @@ final class PluginProcess {
   private int generations;
   private int restarts;
   private long restartTimer = -1;
+  /** When the next generation is due (epoch ms) while backing off; null when none is. */
+  private Long restartAt;
   /** Runs while no generation answers: when it fires, the plugin's chats leave the pending requests. */
   private long surfaceGrace = -1;
 
@@ -65,6 +67,10 @@ final class PluginProcess {
     return restarts;
   }
 
+  Long restartAt() {
+    return restartAt;
+  }
+
   void start() {
     spawn();
   }
@@ -72,11 +78,13 @@ final class PluginProcess {
   Future<?> stop() {
     state = State.STOPPED;
     context.owner().cancelTimer(restartTimer);
+    restartAt = null;
     context.owner().cancelTimer(surfaceGrace);
     return gen == null ? Future.succeededFuture() : gen.process.stop();
   }
 
   private void spawn() {
+    restartAt = null;
     if (state == State.STOPPED || state == State.GIVEN_UP) {
       return;
     }
@@ -151,6 +159,7 @@ final class PluginProcess {
     state = State.BACKING_OFF;
     restarts++;
     log.info("[{}] restarting in {} ms", tag, delay);
+    restartAt = System.currentTimeMillis() + Math.max(1, delay);
     restartTimer = context.owner().setTimer(Math.max(1, delay), t -> spawn());
   }
 

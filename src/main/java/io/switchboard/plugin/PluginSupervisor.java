@@ -63,7 +63,8 @@ final class PluginSupervisor {
     Generation gen = process.current();
     return new JsonObject().put("id", spec.id()).put("dialect", spec.dialect()).put("state", process.state().name())
         .put("generation", gen == null ? null : gen.number).put("pid", gen == null ? null : gen.process.pid())
-        .put("restarts", process.restarts()).put("redeliveries", outbox.redeliveries())
+        .put("restarts", process.restarts()).put("restartAt", process.restartAt())
+        .put("redeliveries", outbox.redeliveries())
         .put("duplicateMessages", inbound.duplicates()).put("routes", routes.size())
         .put("queuedBytes", gen == null ? 0 : gen.process.queuedBytes());
   }
