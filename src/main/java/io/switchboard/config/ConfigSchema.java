@@ -84,8 +84,10 @@ final class ConfigSchema {
   }
 
   /**
-   * The exception for the most specific of {@code errors} (the deepest key, unconditional before
-   * inside an if/then/else branch, then the validator's order). {@code onlyAt}: report only errors
+   * The exception for the most specific of {@code errors}: the deepest key; then one that holds
+   * whatever the if/then/else branches chose; then the schema's own errorMessage, then an unknown
+   * key (a misspelt key is also a missing one: the list of known keys shows the slip), then the
+   * validator's order. {@code onlyAt}: report only errors
    * at these null members that no declared property covers (null: every error); null if none is left.
    */
   private ConfigException report(List<OutputUnit> errors, Object instance, Set<List<String>> onlyAt) {
@@ -112,12 +114,13 @@ final class ConfigSchema {
     }
     problems.sort(Comparator.comparingInt((Problem p) -> -depth(p.key))
         .thenComparing(p -> p.conditional)
+        .thenComparingInt(p -> p.rank)
         .thenComparingInt(p -> p.order));
     Problem best = problems.get(0);
     return new ConfigException(best.key.isEmpty() ? "config" : best.key, best.message);
   }
 
-  private record Problem(String key, String message, boolean conditional, int order) {}
+  private record Problem(String key, String message, boolean conditional, int rank, int order) {}
 
   /** Null-valued at a key of {@code properties} (left out), rather than of additionalProperties (unknown). */
   private static boolean declared(OutputUnit e) {
@@ -178,7 +181,8 @@ final class ConfigSchema {
     }
     boolean conditional = keywordAt.contains("/then/") || keywordAt.contains("/else/")
         || keywordAt.endsWith("/then") || keywordAt.endsWith("/else");
-    return new Problem(key, message, conditional, all.indexOf(e));
+    int rank = custom != null ? 0 : keyword.equals("additionalProperties") ? 1 : 2;
+    return new Problem(key, message, conditional, rank, all.indexOf(e));
   }
 
   /** Whether another error lies inside this one: further along its keywords, at or under its key. */
