@@ -85,10 +85,10 @@ final class ConfigSchema {
 
   /**
    * The exception for the most specific of {@code errors}: the deepest key; then one that holds
-   * whatever the if/then/else branches chose; then the schema's own errorMessage, then an unknown
-   * key (a misspelt key is also a missing one: the list of known keys shows the slip), then the
-   * validator's order. {@code onlyAt}: report only errors
-   * at these null members that no declared property covers (null: every error); null if none is left.
+   * whatever the if/then/else branches chose; then the schema's own errorMessage; then an unknown
+   * key (a misspelt key is also a missing one: the list of known keys shows the slip); then the
+   * validator's order. {@code onlyAt}: report only errors at these null members that no declared
+   * property covers (null: every error); the result is null when none is left.
    */
   private ConfigException report(List<OutputUnit> errors, Object instance, Set<List<String>> onlyAt) {
     List<OutputUnit> all = errors == null ? List.of() : errors;
@@ -106,11 +106,11 @@ final class ConfigSchema {
       if (onlyAt != null) {
         return null;
       }
-      // Not expected: every failure has a leaf keyword. Still name where it is.
-      OutputUnit first = all.isEmpty() ? null : all.get(all.size() - 1);
-      String key = first == null ? "" : keyPath(first.getInstanceLocation(), instance);
+      // Not expected: every failure has a leaf keyword. Still name where it is (the last error is the innermost).
+      OutputUnit innermost = all.isEmpty() ? null : all.get(all.size() - 1);
+      String key = innermost == null ? "" : keyPath(innermost.getInstanceLocation(), instance);
       return new ConfigException(key.isEmpty() ? "config" : key, "does not match the configuration's schema"
-          + (first == null ? "" : ": " + first.getError()));
+          + (innermost == null ? "" : ": " + innermost.getError()));
     }
     problems.sort(Comparator.comparingInt((Problem p) -> -depth(p.key))
         .thenComparing(p -> p.conditional)
