@@ -13,7 +13,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Builds {@link Settings} from the built-in defaults, then the config file, then
@@ -49,14 +48,6 @@ public final class SettingsLoader {
     }
   }
 
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
-  private static final Pattern ORIGIN = Pattern.compile("https?://[^/\\s]+");
-  private static final Pattern HOST = Pattern.compile("[A-Za-z0-9.:\\[\\]-]{1,253}");
-  /** A cluster member: a host name, an IPv4 address or a bracketed IPv6 one, and a port 1..65535. */
-  private static final Pattern MEMBER = Pattern.compile(
-      "(?:[A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]+\\]):(?:[1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])");
-  private static final Set<String> BUILTIN_AGENTS = Set.of("demo");
-  private static final Set<String> DIALECTS = Set.of("acp", "vibearound");
 
   /** The configuration used when there is no file; conf/switchboard.json documents the same. */
   public static JsonObject defaults() {
@@ -168,8 +159,8 @@ public final class SettingsLoader {
         case CONFIG -> { }
         case DATA_DIR -> tree.put("dataDir", nonBlank(name, value));
         // (a path with a NUL is refused by parse(), naming dataDir)
-        case HOST -> tree.getJsonObject("http").put("host", nonBlank(name, value));
-        case PORT -> tree.getJsonObject("http").put("port", port(name, value));
+        case HOST -> http(tree).put("host", nonBlank(name, value));
+        case PORT -> http(tree).put("port", port(name, value));
         case LOG_FORMAT -> {
           if (!value.equals("text") && !value.equals("json")) {
             throw new ConfigException(name, "must be text or json, got \"" + value + "\"");
@@ -179,6 +170,11 @@ public final class SettingsLoader {
         default -> throw new IllegalStateException(e.getKey().name());
       }
     }
+  }
+
+  /** The tree's {@code http} object; where the file made it something else, a spare one (the schema names "http"). */
+  private static JsonObject http(JsonObject tree) {
+    return tree.getValue("http") instanceof JsonObject http ? http : new JsonObject();
   }
 
   private static String nonBlank(String name, String value) throws ConfigException {
@@ -200,89 +196,55 @@ public final class SettingsLoader {
     throw new ConfigException(name, "must be a port number 0..65535 (0 picks a free port), got \"" + value + "\"");
   }
 
-  /** Checks a merged configuration tree and turns it into settings. */
+  /**
+   * Checks a merged configuration tree and turns it into settings: its shape against the schema
+   * ({@link ConfigSchema}), then what a schema cannot say (ids named elsewhere, paths, rules).
+   */
   public static Settings parse(JsonObject tree) throws ConfigException {
+    new ConfigSchema().check(tree);
     Node root = new Node("", tree);
-    root.onlyKeys("http", "dataDir", "defaultAgent", "agents", "plugins", "logFormat", "agentProcesses", "cluster",
-        "projects", "defaultProject", "attention", "rules");
 
     Node http = root.object("http");
-    http.onlyKeys("host", "port", "allowedOrigins", "publicMetrics", "allowedHosts");
-    String host = http.string("host", true);
-    int port = http.integer("port", 0, 65535);
-    List<String> origins = http.strings("allowedOrigins", false);
-    for (int i = 0; i < origins.size(); i++) {
-      if (!ORIGIN.matcher(origins.get(i)).matches()) {
-        throw new ConfigException(http.key("allowedOrigins") + "[" + i + "]",
-            "must be an origin like https://chat.example.org, got \"" + origins.get(i) + "\"");
-      }
-    }
+    String host = http.string("host");
+    int port = http.integer("port");
+    List<String> origins = http.strings("allowedOrigins");
     boolean publicMetrics = http.bool("publicMetrics");
-    List<String> allowedHosts = http.has("allowedHosts") ? http.strings("allowedHosts", false) : List.of();
-    for (int i = 0; i < allowedHosts.size(); i++) {
-      if (!HOST.matcher(allowedHosts.get(i)).matches()) {
-        throw new ConfigException(http.key("allowedHosts") + "[" + i + "]",
-            "must be a host name or address like chat.example.org, got \"" + allowedHosts.get(i) + "\"");
-      }
-    }
+    List<String> allowedHosts = http.has("allowedHosts") ? http.strings("allowedHosts") : List.of();
 
     String dataDir = root.path("dataDir");
-    String logFormat = root.string("logFormat", true);
-    if (!logFormat.equals("text") && !logFormat.equals("json")) {
-      throw new ConfigException("logFormat", "must be text or json, got \"" + logFormat + "\"");
-    }
+    String logFormat = root.string("logFormat");
 
     Settings.AgentProcesses agentProcesses = Settings.AgentProcesses.defaults();
     if (root.has("agentProcesses")) {
       Node processes = root.object("agentProcesses");
-      processes.onlyKeys("max", "idleStopSeconds");
       agentProcesses = new Settings.AgentProcesses(
-          processes.has("max") ? processes.integer("max", 1, 10_000) : agentProcesses.max(),
-          processes.has("idleStopSeconds") ? processes.integer("idleStopSeconds", 1, 7 * 24 * 3600) * 1000L
-              : agentProcesses.idleStopMs());
+          processes.has("max") ? processes.integer("max") : agentProcesses.max(),
+          processes.has("idleStopSeconds") ? processes.integer("idleStopSeconds") * 1000L : agentProcesses.idleStopMs());
     }
 
     List<AgentSpec> agents = new ArrayList<>();
     Set<String> agentIds = new HashSet<>();
     List<Node> agentNodes = root.objects("agents");
-    if (agentNodes.isEmpty()) {
-      throw new ConfigException("agents", "must list at least one agent");
-    }
     for (Node a : agentNodes) {
-      a.onlyKeys("id", "name", "builtin", "command", "env", "cwd", "authMethod", "sandbox", "maxProcesses",
-          "shareProcess", "attention");
-      String id = a.id("id");
+      String id = a.string("id");
       if (!agentIds.add(id)) {
         throw new ConfigException(a.key("id"), "duplicate agent id \"" + id + "\"");
       }
-      String name = a.has("name") ? a.string("name", true) : id;
-      String builtin = a.has("builtin") ? a.string("builtin", true) : null;
-      List<String> command = a.has("command") ? a.strings("command", true) : null;
-      if ((builtin == null) == (command == null)) {
-        throw new ConfigException(a.key("command"), "an agent needs exactly one of \"builtin\" or \"command\"");
-      }
-      if (builtin != null && !BUILTIN_AGENTS.contains(builtin)) {
-        throw new ConfigException(a.key("builtin"), "unknown built-in agent \"" + builtin + "\" (known: demo)");
-      }
-      io.switchboard.process.Sandbox.Mode sandbox = io.switchboard.process.Sandbox.Mode.AUTO;
-      if (a.has("sandbox")) {
-        try {
-          sandbox = io.switchboard.process.Sandbox.Mode.parse(a.string("sandbox", true));
-        } catch (IllegalArgumentException e) {
-          throw new ConfigException(a.key("sandbox"), e.getMessage());
-        }
-      }
-      agents.add(new AgentSpec(id, name, builtin, command, a.env("env"),
+      String builtin = a.has("builtin") ? a.string("builtin") : null;
+      agents.add(new AgentSpec(id, a.has("name") ? a.string("name") : id, builtin,
+          a.has("command") ? a.strings("command") : null, a.env("env"),
           a.has("cwd") ? a.path("cwd") : null,
-          a.has("authMethod") ? a.string("authMethod", true) : null, sandbox,
-          a.has("maxProcesses") ? a.integer("maxProcesses", 1, 10_000) : null,
+          a.has("authMethod") ? a.string("authMethod") : null,
+          a.has("sandbox") ? io.switchboard.process.Sandbox.Mode.parse(a.string("sandbox"))
+              : io.switchboard.process.Sandbox.Mode.AUTO,
+          a.has("maxProcesses") ? a.integer("maxProcesses") : null,
           a.has("shareProcess") ? a.bool("shareProcess") : builtin != null));
     }
-    String defaultAgent = root.string("defaultAgent", true);
+    String defaultAgent = root.string("defaultAgent");
     Map<String, Attention.Spec> attentionByAgent = new LinkedHashMap<>();
     for (Node a : agentNodes) {
       if (a.has("attention")) {
-        attentionByAgent.put(a.string("id", true), attention(a.object("attention")));
+        attentionByAgent.put(a.string("id"), attention(a.object("attention")));
       }
     }
     if (!agentIds.contains(defaultAgent)) {
@@ -294,29 +256,24 @@ public final class SettingsLoader {
     List<PluginSpec> plugins = new ArrayList<>();
     Set<String> pluginIds = new HashSet<>();
     for (Node p : root.objects("plugins")) {
-      p.onlyKeys("id", "dialect", "command", "cwd", "env", "config", "approvers", "agent", "cardsInGroups", "users");
-      String id = p.id("id");
+      String id = p.string("id");
       if (id.equals("web")) {
         throw new ConfigException(p.key("id"), "\"web\" is the browser's surface; name the plugin otherwise");
       }
       if (!pluginIds.add(id)) {
         throw new ConfigException(p.key("id"), "duplicate plugin id \"" + id + "\"");
       }
-      String dialect = p.has("dialect") ? p.string("dialect", true) : "acp";
-      if (!DIALECTS.contains(dialect)) {
-        throw new ConfigException(p.key("dialect"), "must be acp or vibearound, got \"" + dialect + "\"");
-      }
-      String agent = p.has("agent") ? p.string("agent", true) : null;
+      String agent = p.has("agent") ? p.string("agent") : null;
       // An edge node's agents are the agent node's: that node refuses a thread for one it lacks.
       if (agent != null && !agentIds.contains(agent) && !edge) {
         throw new ConfigException(p.key("agent"), "names no configured agent: \"" + agent + "\"");
       }
-      plugins.add(new PluginSpec(id, dialect, p.strings("command", true),
+      plugins.add(new PluginSpec(id, p.has("dialect") ? p.string("dialect") : "acp", p.strings("command"),
           p.has("cwd") ? p.path("cwd") : null, p.env("env"),
           p.has("config") ? p.object("config").json : null,
-          p.has("approvers") ? p.strings("approvers", false) : null, agent,
+          p.has("approvers") ? p.strings("approvers") : null, agent,
           p.has("cardsInGroups") && p.bool("cardsInGroups"),
-          p.has("users") ? p.strings("users", false) : null));
+          p.has("users") ? p.strings("users") : null));
     }
 
     if (cluster != null && cluster.runsAgents() && !plugins.isEmpty()) {
@@ -333,7 +290,7 @@ public final class SettingsLoader {
     }
     String defaultProject = null;
     if (root.has("defaultProject")) {
-      defaultProject = root.string("defaultProject", true);
+      defaultProject = root.string("defaultProject");
       String wanted = defaultProject;
       if (projects.stream().noneMatch(p -> p.id().equals(wanted))) {
         throw new ConfigException("defaultProject", "names no configured project: \"" + defaultProject + "\" ("
@@ -345,7 +302,7 @@ public final class SettingsLoader {
     if (root.has("projects")) {
       for (Node p : root.objects("projects")) {
         if (p.has("attention")) {
-          attentionByProject.put(p.string("id", true), attention(p.object("attention")));
+          attentionByProject.put(p.string("id"), attention(p.object("attention")));
         }
       }
     }
@@ -378,7 +335,6 @@ public final class SettingsLoader {
       List<io.switchboard.rules.Rule> made;
       try {
         if (n.has("preset")) {
-          n.onlyKeys("preset", "testCommand", "projectTests");
           Map<String, List<String>> projectTests = new LinkedHashMap<>();
           if (n.has("projectTests")) {
             Node tests = n.object("projectTests");
@@ -388,11 +344,11 @@ public final class SettingsLoader {
                     + (projectIds.isEmpty() ? "none" : String.join(", ", projectIds.stream().sorted().toList()))
                     + "), so its test command could never be allowed");
               }
-              projectTests.put(project, tests.strings(project, true));
+              projectTests.put(project, tests.strings(project));
             }
           }
-          made = io.switchboard.rules.Presets.of(n.string("preset", true),
-              n.has("testCommand") ? n.strings("testCommand", true) : List.of(), projectTests);
+          made = io.switchboard.rules.Presets.of(n.string("preset"),
+              n.has("testCommand") ? n.strings("testCommand") : List.of(), projectTests);
         } else {
           made = List.of(io.switchboard.rules.RuleSpecs.fromConfig(n.json));
         }
@@ -437,33 +393,15 @@ public final class SettingsLoader {
 
   /** One {@code attention} object (top level, an agent's or a project's); absent keys are left to the level below. */
   private static Attention.Spec attention(Node n) throws ConfigException {
-    n.onlyKeys("remindAfter", "escalateAfter", "escalateTo", "deadline", "onExpiry", "quietHours");
-    Attention.OnExpiry onExpiry = null;
-    if (n.has("onExpiry")) {
-      try {
-        onExpiry = Attention.OnExpiry.parse(n.string("onExpiry", true));
-      } catch (IllegalArgumentException e) {
-        throw new ConfigException(n.key("onExpiry"), e.getMessage());
-      }
-    }
-    List<String> escalateTo = n.has("escalateTo") ? n.strings("escalateTo", false) : null;
-    if (escalateTo != null) {
-      for (int i = 0; i < escalateTo.size(); i++) {
-        int colon = escalateTo.get(i).indexOf(':');
-        if (colon <= 0 || colon == escalateTo.get(i).length() - 1) {
-          throw new ConfigException(n.key("escalateTo") + "[" + i + "]", "must be a chat surface like "
-              + "\"telegram:12345\" (plugin id, a colon, the chat's id), got \"" + escalateTo.get(i) + "\"");
-        }
-      }
-    }
+    Attention.OnExpiry onExpiry = n.has("onExpiry") ? Attention.OnExpiry.parse(n.string("onExpiry")) : null;
+    List<String> escalateTo = n.has("escalateTo") ? n.strings("escalateTo") : null;
     Attention.QuietHours quiet = null;
     if (n.has("quietHours")) {
       Node q = n.object("quietHours");
-      q.onlyKeys("from", "to", "zone");
       java.time.ZoneId zone = java.time.ZoneId.systemDefault();
       if (q.has("zone")) {
         try {
-          zone = java.time.ZoneId.of(q.string("zone", true));
+          zone = java.time.ZoneId.of(q.string("zone"));
         } catch (java.time.DateTimeException e) {
           throw new ConfigException(q.key("zone"), "is not a time zone like Europe/Berlin: " + e.getMessage());
         }
@@ -481,19 +419,20 @@ public final class SettingsLoader {
     return new Attention.Spec(duration(n, "remindAfter"), escalate, escalateTo, deadline, onExpiry, quiet);
   }
 
+  /** A duration's form is the schema's; its value (at most 30 days) is {@link Durations}'. */
   private static Long duration(Node n, String name) throws ConfigException {
     if (!n.has(name)) {
       return null;
     }
     try {
-      return Durations.parse(n.string(name, true));
+      return Durations.parse(n.string(name));
     } catch (IllegalArgumentException e) {
       throw new ConfigException(n.key(name), e.getMessage());
     }
   }
 
   private static java.time.LocalTime clock(Node n, String name) throws ConfigException {
-    String s = n.string(name, true);
+    String s = n.string(name);
     try {
       return java.time.LocalTime.parse(s);
     } catch (java.time.format.DateTimeParseException e) {
@@ -525,15 +464,13 @@ public final class SettingsLoader {
    */
   private static ProjectSpec project(Node p, List<ProjectSpec> earlier, Path dataDir, List<String> agentIds,
                                      boolean edge) throws ConfigException {
-    p.onlyKeys("id", "name", "path", "agents", "worktrees", "baseBranch", "mcpServers", "copyFiles", "setup",
-        "attention");
-    String id = p.id("id");
+    String id = p.string("id");
     for (ProjectSpec e : earlier) {
       if (e.id().equals(id)) {
         throw new ConfigException(p.key("id"), "duplicate project id \"" + id + "\"");
       }
     }
-    String name = p.has("name") ? p.string("name", true) : id;
+    String name = p.has("name") ? p.string("name") : id;
 
     String given = p.path("path");
     Path path = Path.of(given);
@@ -572,7 +509,7 @@ public final class SettingsLoader {
       }
     }
 
-    List<String> agents = p.has("agents") ? p.strings("agents", false) : List.of();
+    List<String> agents = p.has("agents") ? p.strings("agents") : List.of();
     if (!edge) { // an edge node's agents are the agent node's (as for plugins[].agent)
       for (int i = 0; i < agents.size(); i++) {
         if (!agentIds.contains(agents.get(i))) {
@@ -585,16 +522,11 @@ public final class SettingsLoader {
     boolean git = Files.exists(real.resolve(".git"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     ProjectSpec.Worktrees worktrees = git ? ProjectSpec.Worktrees.PER_THREAD : ProjectSpec.Worktrees.SHARED;
     if (p.has("worktrees")) {
-      String w = p.string("worktrees", true);
-      worktrees = null;
+      String w = p.string("worktrees");
       for (ProjectSpec.Worktrees candidate : ProjectSpec.Worktrees.values()) {
         if (candidate.key.equals(w)) {
           worktrees = candidate;
         }
-      }
-      if (worktrees == null) {
-        throw new ConfigException(p.key("worktrees"), "must be perThread (a git worktree per thread) or shared "
-            + "(every thread in the project's directory), got \"" + w + "\"");
       }
       if (worktrees == ProjectSpec.Worktrees.PER_THREAD && !git) {
         throw new ConfigException(p.key("worktrees"), "perThread needs a git repository; " + real
@@ -604,7 +536,7 @@ public final class SettingsLoader {
 
     String baseBranch = null;
     if (p.has("baseBranch")) {
-      baseBranch = p.string("baseBranch", true);
+      baseBranch = p.string("baseBranch");
       String wrong = branchProblem(baseBranch);
       if (wrong != null) {
         throw new ConfigException(p.key("baseBranch"), "is not a usable branch name (" + wrong + "), got \""
@@ -619,7 +551,7 @@ public final class SettingsLoader {
       }
     }
 
-    List<String> copyFiles = p.has("copyFiles") ? p.strings("copyFiles", false) : List.of();
+    List<String> copyFiles = p.has("copyFiles") ? p.strings("copyFiles") : List.of();
     for (int i = 0; i < copyFiles.size(); i++) {
       String f = copyFiles.get(i);
       String at = p.key("copyFiles") + "[" + i + "]";
@@ -637,7 +569,7 @@ public final class SettingsLoader {
         }
       }
     }
-    List<String> setup = p.has("setup") ? p.strings("setup", true) : List.of();
+    List<String> setup = p.has("setup") ? p.strings("setup") : List.of();
     return new ProjectSpec(id, name, real, agents, worktrees, baseBranch, mcpServers, copyFiles, setup);
   }
 
@@ -688,133 +620,55 @@ public final class SettingsLoader {
 
   /**
    * One {@code mcpServers[]} entry, in ACP's {@code session/new} form: a stdio server ({@code command},
-   * {@code args}, {@code env}) or an http/sse one ({@code type}, {@code url}, {@code headers}). The
-   * object is kept as given, with the lists ACP requires filled in empty where left out.
+   * {@code args}, {@code env}) or an http/sse one ({@code type}, {@code url}, {@code headers}); the
+   * schema checks both. The object is kept as given, with the lists ACP requires filled in empty
+   * where left out.
    */
-  private static JsonObject mcpServer(Node m) throws ConfigException {
-    m.string("name", true);
-    String type = m.has("type") ? m.string("type", true) : null;
-    if (type == null && !m.has("command")) {
-      throw new ConfigException(m.key(m.has("url") ? "type" : "command"), "an MCP server needs a \"command\" "
-          + "(stdio) or a \"type\" (http or sse) and a \"url\"");
-    }
+  private static JsonObject mcpServer(Node m) {
     JsonObject out = m.json.copy();
-    if (type == null || type.equals("stdio")) {
-      m.onlyKeys("name", "type", "command", "args", "env");
-      m.string("command", true);
-      if (m.has("args")) {
-        Object v = m.json.getValue("args");
-        if (!(v instanceof JsonArray a)) {
-          throw new ConfigException(m.key("args"), "must be an array of strings, got " + Node.describe(v));
-        }
-        for (int i = 0; i < a.size(); i++) {
-          if (!(a.getValue(i) instanceof String)) {
-            throw new ConfigException(m.key("args") + "[" + i + "]", "must be a string, got "
-                + Node.describe(a.getValue(i)));
-          }
-        }
-      } else {
-        out.put("args", new JsonArray());
+    String type = m.has("type") ? m.string("type") : "stdio";
+    for (String list : type.equals("stdio") ? List.of("args", "env") : List.of("headers")) {
+      if (!m.has(list)) {
+        out.put(list, new JsonArray());
       }
-      if (m.has("env")) {
-        m.namedValues("env");
-      } else {
-        out.put("env", new JsonArray());
-      }
-    } else if (type.equals("http") || type.equals("sse")) {
-      m.onlyKeys("name", "type", "url", "headers");
-      String url = m.string("url", true);
-      if (!url.startsWith("http://") && !url.startsWith("https://")) {
-        throw new ConfigException(m.key("url"), "must start with http:// or https://, got \"" + url + "\"");
-      }
-      if (m.has("headers")) {
-        m.namedValues("headers");
-      } else {
-        out.put("headers", new JsonArray());
-      }
-    } else {
-      throw new ConfigException(m.key("type"), "must be http or sse (a stdio server has a \"command\"), got \""
-          + type + "\"");
     }
     return out;
   }
 
   private static Settings.Cluster cluster(Node c, Path dataDir) throws ConfigException {
-    c.onlyKeys("node", "role", "host", "port", "busPort", "members", "memberTimeoutSeconds", "edgeGraceSeconds",
-        "tlsDir");
-    String node = c.id("node");
-    String role = c.string("role", true);
-    if (!role.equals("agent") && !role.equals("edge")) {
-      throw new ConfigException(c.key("role"), "must be agent (runs the agents and their ledger) or edge (runs the "
-          + "web and plugins), got \"" + role + "\"");
-    }
-    String host = c.string("host", true);
-    if (!HOST.matcher(host).matches()) {
-      throw new ConfigException(c.key("host"), "must be this node's address on the cluster's network, like "
-          + "10.0.0.5, got \"" + host + "\"");
-    }
-    int port = c.has("port") ? c.integer("port", 1, 65535) : Settings.Cluster.DEFAULT_PORT;
-    int busPort = c.has("busPort") ? c.integer("busPort", 1, 65535) : Settings.Cluster.DEFAULT_BUS_PORT;
+    int port = c.has("port") ? c.integer("port") : Settings.Cluster.DEFAULT_PORT;
+    int busPort = c.has("busPort") ? c.integer("busPort") : Settings.Cluster.DEFAULT_BUS_PORT;
     if (busPort == port) {
       throw new ConfigException(c.key("busPort"), "must differ from cluster.port (" + port + ")");
     }
-    List<String> members = c.strings("members", true);
-    for (int i = 0; i < members.size(); i++) {
-      if (!MEMBER.matcher(members.get(i)).matches()) {
-        throw new ConfigException(c.key("members") + "[" + i + "]",
-            "must be a member's host:port (its cluster.host and cluster.port), like 10.0.0.6:5701, got \""
-                + members.get(i) + "\"");
-      }
-    }
-    int timeout = c.has("memberTimeoutSeconds") ? c.integer("memberTimeoutSeconds", 2, 300)
-        : Settings.Cluster.DEFAULT_MEMBER_TIMEOUT_SECONDS;
-    int grace = c.has("edgeGraceSeconds") ? c.integer("edgeGraceSeconds", 1, 86_400)
-        : Settings.Cluster.DEFAULT_EDGE_GRACE_SECONDS;
-    return new Settings.Cluster(node, role.equals("agent") ? Settings.Cluster.Role.AGENT : Settings.Cluster.Role.EDGE,
-        host, port, busPort, members, timeout, grace,
+    return new Settings.Cluster(c.string("node"),
+        c.string("role").equals("agent") ? Settings.Cluster.Role.AGENT : Settings.Cluster.Role.EDGE,
+        c.string("host"), port, busPort, c.strings("members"),
+        c.has("memberTimeoutSeconds") ? c.integer("memberTimeoutSeconds") : Settings.Cluster.DEFAULT_MEMBER_TIMEOUT_SECONDS,
+        c.has("edgeGraceSeconds") ? c.integer("edgeGraceSeconds") : Settings.Cluster.DEFAULT_EDGE_GRACE_SECONDS,
         c.has("tlsDir") ? Path.of(c.path("tlsDir")) : dataDir.resolve(Settings.Cluster.DEFAULT_TLS_DIR));
   }
 
-  /** A JSON object at a key path, with typed readers that name the path in their errors. */
+  /**
+   * A JSON object at a key path, read after {@link ConfigSchema} has checked the tree: the readers
+   * cast, since the schema has made sure of each type (a null counts as absent, as there).
+   */
   private record Node(String path, JsonObject json) {
     String key(String name) {
       return path.isEmpty() ? name : path + "." + name;
     }
 
     boolean has(String name) {
-      return json.containsKey(name) && json.getValue(name) != null;
+      return json.getValue(name) != null;
     }
 
-    void onlyKeys(String... known) throws ConfigException {
-      Set<String> allowed = Set.of(known);
-      for (String name : json.fieldNames()) {
-        if (!allowed.contains(name)) {
-          throw new ConfigException(key(name), "unknown key (known here: " + String.join(", ", known) + ")");
-        }
-      }
+    String string(String name) {
+      return json.getString(name);
     }
 
-    Object require(String name) throws ConfigException {
-      if (!has(name)) {
-        throw new ConfigException(key(name), "missing");
-      }
-      return json.getValue(name);
-    }
-
-    String string(String name, boolean nonEmpty) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof String s)) {
-        throw new ConfigException(key(name), "must be a string, got " + describe(v));
-      }
-      if (nonEmpty && s.isBlank()) {
-        throw new ConfigException(key(name), "must not be empty");
-      }
-      return s;
-    }
-
-    /** A non-empty string that is a valid path on this system. */
+    /** A path this system can name (the schema only knows it is not blank). */
     String path(String name) throws ConfigException {
-      String s = string(name, true);
+      String s = string(name);
       try {
         Path.of(s);
       } catch (java.nio.file.InvalidPathException e) {
@@ -823,113 +677,42 @@ public final class SettingsLoader {
       return s;
     }
 
-    String id(String name) throws ConfigException {
-      String s = string(name, true);
-      if (!ID.matcher(s).matches()) {
-        throw new ConfigException(key(name), "must be letters, digits, '.', '_' or '-' (at most 64), got \"" + s + "\"");
-      }
-      return s;
+    int integer(String name) {
+      return ((Number) json.getValue(name)).intValue();
     }
 
-    int integer(String name, int min, int max) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < min
-          || ((Number) v).longValue() > max) {
-        throw new ConfigException(key(name), "must be an integer " + min + ".." + max + ", got " + describe(v));
-      }
-      return ((Number) v).intValue();
+    boolean bool(String name) {
+      return json.getBoolean(name);
     }
 
-    boolean bool(String name) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof Boolean b)) {
-        throw new ConfigException(key(name), "must be true or false, got " + describe(v));
-      }
-      return b;
+    Node object(String name) {
+      return new Node(key(name), json.getJsonObject(name));
     }
 
-    Node object(String name) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof JsonObject o)) {
-        throw new ConfigException(key(name), "must be an object, got " + describe(v));
-      }
-      return new Node(key(name), o);
-    }
-
-    List<String> strings(String name, boolean nonEmpty) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof JsonArray a)) {
-        throw new ConfigException(key(name), "must be an array of strings, got " + describe(v));
-      }
-      if (nonEmpty && a.isEmpty()) {
-        throw new ConfigException(key(name), "must not be empty");
-      }
+    List<String> strings(String name) {
       List<String> out = new ArrayList<>();
-      for (int i = 0; i < a.size(); i++) {
-        Object item = a.getValue(i);
-        if (!(item instanceof String s) || s.isEmpty()) {
-          throw new ConfigException(key(name) + "[" + i + "]", "must be a non-empty string, got " + describe(item));
-        }
-        out.add(s);
+      for (Object item : json.getJsonArray(name)) {
+        out.add((String) item);
       }
       return out;
     }
 
-    List<Node> objects(String name) throws ConfigException {
-      Object v = require(name);
-      if (!(v instanceof JsonArray a)) {
-        throw new ConfigException(key(name), "must be an array of objects, got " + describe(v));
-      }
+    List<Node> objects(String name) {
+      JsonArray a = json.getJsonArray(name);
       List<Node> out = new ArrayList<>();
       for (int i = 0; i < a.size(); i++) {
-        Object item = a.getValue(i);
-        if (!(item instanceof JsonObject o)) {
-          throw new ConfigException(key(name) + "[" + i + "]", "must be an object, got " + describe(item));
-        }
-        out.add(new Node(key(name) + "[" + i + "]", o));
+        out.add(new Node(key(name) + "[" + i + "]", a.getJsonObject(i)));
       }
       return out;
     }
 
-    /** An array of {@code {"name": ..., "value": ...}} objects (ACP's env variables and http headers). */
-    void namedValues(String name) throws ConfigException {
-      for (Node item : objects(name)) {
-        item.onlyKeys("name", "value");
-        item.string("name", true);
-        item.string("value", false);
-      }
-    }
-
-    Map<String, String> env(String name) throws ConfigException {
+    Map<String, String> env(String name) {
       if (!has(name)) {
         return Map.of();
       }
-      Node env = object(name);
       Map<String, String> out = new LinkedHashMap<>();
-      for (String k : env.json.fieldNames()) {
-        Object v = env.json.getValue(k);
-        if (!(v instanceof String s)) {
-          throw new ConfigException(env.key(k), "must be a string, got " + describe(v));
-        }
-        out.put(k, s);
-      }
+      json.getJsonObject(name).forEach(e -> out.put(e.getKey(), (String) e.getValue()));
       return out;
-    }
-
-    private static String describe(Object v) {
-      if (v == null) {
-        return "null";
-      }
-      if (v instanceof String s) {
-        return "\"" + s + "\"";
-      }
-      if (v instanceof JsonObject) {
-        return "an object";
-      }
-      if (v instanceof JsonArray) {
-        return "an array";
-      }
-      return String.valueOf(v);
     }
   }
 }

@@ -299,7 +299,7 @@ class SettingsLoaderTest {
             new JsonArray().add(new JsonObject().put("kind", "execute").put("command", "git log")))))),
         "rules[0].examples.match", "is not matched by the rule");
     refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("preset", "everything"))),
-        "rules[0].preset", "unknown");
+        "rules[0].preset", "must be readWorktree or safeCommands, got \"everything\"");
     refused(SettingsLoader.defaults().put("rules", new JsonArray().add(new JsonObject().put("id", "a")
         .put("effect", "allow").put("command", "ls")).add(new JsonObject().put("id", "a").put("effect", "deny")
         .put("command", "rm"))), "rules[1].id", "duplicate rule id");
@@ -561,7 +561,7 @@ class SettingsLoaderTest {
     refusedServer.accept(new JsonObject().put("name", "web").put("url", "https://h/mcp"),
         new String[] {at + "[0].type", "needs a \"command\" (stdio) or a \"type\""});
     refusedServer.accept(new JsonObject().put("name", "web").put("type", "ws").put("url", "https://h/mcp"),
-        new String[] {at + "[0].type", "must be http or sse"});
+        new String[] {at + "[0].type", "must be stdio, http or sse, got \"ws\""});
     refusedServer.accept(new JsonObject().put("name", "web").put("type", "http"),
         new String[] {at + "[0].url", "missing"});
     refusedServer.accept(new JsonObject().put("name", "web").put("type", "http").put("url", "ftp://h/mcp"),
