@@ -174,6 +174,16 @@ class ConfigSchemaTest {
     assertRefused(SettingsLoader.defaults().put("colour", null), "colour", "unknown key");
   }
 
+  /** An editor's pointer to the schema may head the file; anything but a string there is refused. */
+  @Test
+  void aConfigMayNameItsSchemaForEditors() throws Exception {
+    JsonObject tree = SettingsLoader.defaults().put("$schema", "../switchboard.schema.json");
+    assertEquals("demo", SettingsLoader.parse(tree).defaultAgent());
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> SettingsLoader.parse(SettingsLoader.defaults().put("$schema", 1)));
+    assertEquals("$schema: must be a string, got 1", e.getMessage());
+  }
+
   @Test
   void anOverrideIsNamedByItsVariableOrFlagEvenWhenTheFileIsWrongToo() throws Exception {
     Path file = Files.writeString(dir.resolve("switchboard.json"), "{\"http\": \"localhost\"}");
