@@ -54,6 +54,11 @@ public final class ClusterAuthority {
   public static X509Certificate create(Path dir, Instant now) throws IOException, GeneralSecurityException {
     Path key = dir.resolve(AUTHORITY_KEY);
     Path cert = dir.resolve(NodeCertificate.AUTHORITY);
+    if (Files.exists(key) && !Files.exists(cert)) {
+      throw new FileAlreadyExistsException(key.toString(), null, "an unfinished authority: its key without "
+          + NodeCertificate.AUTHORITY + " (an earlier `cluster ca` stopped half way; nothing can have been issued "
+          + "from it); delete " + key + " and run the command again");
+    }
     if (Files.exists(key) || Files.exists(cert)) {
       throw new FileAlreadyExistsException(dir.toString(), null, "a cluster authority is already there (" + cert
           + "); a new one would orphan every node certificate it issued");
@@ -113,9 +118,11 @@ public final class ClusterAuthority {
         .addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(pair.getPublic()));
     X509Certificate certificate = sign(builder, authorityKey);
     Files.createDirectories(out);
-    writeSecret(out.resolve(NodeCertificate.KEY), pem("PRIVATE KEY", pair.getPrivate().getEncoded()));
+    // The key last: a run stopped before it leaves no key, so the next run goes ahead and replaces
+    // the certificates (a folder with a key is one this command refuses to touch).
     Files.writeString(out.resolve(NodeCertificate.CERTIFICATE), pem("CERTIFICATE", certificate.getEncoded()));
     Files.writeString(out.resolve(NodeCertificate.AUTHORITY), pem("CERTIFICATE", authority.getEncoded()));
+    writeSecret(out.resolve(NodeCertificate.KEY), pem("PRIVATE KEY", pair.getPrivate().getEncoded()));
     return certificate;
   }
 
@@ -163,9 +170,16 @@ public final class ClusterAuthority {
         + "\n-----END " + type + "-----\n";
   }
 
-  /** A key file made 0600 before a byte of the key is in it. */
+  /**
+   * A key file made 0600 before a byte of the key is in it, and whole or not there at all: written
+   * under a temporary name, then linked to its own (which fails rather than replace one).
+   */
   private static void writeSecret(Path file, String text) throws IOException {
-    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(file, text, StandardOpenOption.TRUNCATE_EXISTING);
+    Path partial = file.resolveSibling(file.getFileName() + ".partial");
+    Files.deleteIfExists(partial); // a stopped run's
+    Files.createFile(partial, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.writeString(partial, text, StandardOpenOption.TRUNCATE_EXISTING);
+    Files.createLink(file, partial);
+    Files.delete(partial);
   }
 }

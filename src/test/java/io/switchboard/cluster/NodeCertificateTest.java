@@ -93,6 +93,36 @@ class NodeCertificateTest {
         () -> ClusterAuthority.issue(dir.resolve("none"), "build-1", "10.0.0.6", dir.resolve("x"), 30, NOW));
   }
 
+  /** What a `cluster ca` or `cluster cert` stopped half way (a crash, ^C) leaves is said or finished by the next run. */
+  @Test
+  void aRunStoppedHalfWayIsFinishedOrNamedByTheNext() throws Exception {
+    ClusterAuthority.create(dir.resolve("ca"), NOW);
+    // cert: the certificates written, the key not yet linked in (its temporary file half written).
+    Path out = Files.createDirectories(dir.resolve("build-1"));
+    Files.writeString(out.resolve(NodeCertificate.CERTIFICATE), "-----BEGIN CERTIFICATE-----\ncut");
+    Files.writeString(out.resolve(NodeCertificate.AUTHORITY), "-----BEGIN CERTIFICATE-----\ncut");
+    Files.writeString(out.resolve(NodeCertificate.KEY + ".partial"), "-----BEGIN PRIVATE KEY-----\ncut");
+    ClusterAuthority.issue(dir.resolve("ca"), "build-1", "10.0.0.6", out, 30, NOW);
+    NodeCertificate.load(out, "build-1", "10.0.0.6", NOW);
+    assertEquals(List.of("ca.crt", "node.crt", "node.key"), names(out));
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
+        out.resolve(NodeCertificate.KEY))));
+    // ca: the key there and not its certificate: said what to do, nothing touched.
+    Path half = Files.createDirectories(dir.resolve("half"));
+    Files.writeString(half.resolve(ClusterAuthority.AUTHORITY_KEY), "key");
+    FileAlreadyExistsException e = assertThrows(FileAlreadyExistsException.class,
+        () -> ClusterAuthority.create(half, NOW));
+    assertTrue(e.getMessage().contains("unfinished authority") && e.getMessage().contains("delete "), e.getMessage());
+    assertEquals("key", Files.readString(half.resolve(ClusterAuthority.AUTHORITY_KEY)));
+    assertEquals(List.of(ClusterAuthority.AUTHORITY_KEY), names(half));
+  }
+
+  private static List<String> names(Path dir) throws Exception {
+    try (var files = Files.list(dir)) {
+      return files.map(f -> f.getFileName().toString()).sorted().toList();
+    }
+  }
+
   @Test
   void theAuthorityFileHoldsOneSelfSignedAuthorityAndItsKeyNeverGoesToANode() throws Exception {
     ClusterAuthority.create(dir.resolve("ca"), NOW);
