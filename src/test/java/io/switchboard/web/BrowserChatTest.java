@@ -142,13 +142,7 @@ class BrowserChatTest extends BrowserClass {
         .startsWith("Demo agent asks your permission: Add a note to demo-notes.md"));
     assertEquals(null, browser.findElement(By.id("log")).getDomAttribute("aria-live"));
     screenshot("2-card");
-    // A reminder written to the ledger while it waits (as the attention plan would, minutes later).
-    String requestId = gateway.vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST, new JsonObject()
-            .put("state", "pending").put("limit", 1)).await(20, TimeUnit.SECONDS).body().getJsonArray("requests")
-        .getJsonObject(0).getString("requestId");
-    gateway.vertx.eventBus().request(Addresses.STORE_LEDGER_ATTEND, new JsonObject().put("requestId", requestId)
-        .put("step", "remind").put("at", System.currentTimeMillis()).put("text", "Still waiting"))
-        .await(20, TimeUnit.SECONDS);
+    remindedWhileWaiting();
     click(card, "Allow once");
     assertTrue(verdict().contains("answered by web"));
     waiting().until(d -> d.findElements(By.cssSelector(".msg.agent")).stream()
@@ -169,19 +163,38 @@ class BrowserChatTest extends BrowserClass {
     screenshot("3-done");
     // The audit view lists the request, how it ended, who answered and where.
     browser.findElement(By.id("audit-open")).click();
-    String audit = waiting().until(d -> {
-      List<WebElement> items = d.findElements(By.cssSelector("#audit-list li"));
-      return items.isEmpty() ? null : items.get(0).getText();
-    });
-    assertTrue(audit.contains("Add a note to demo-notes.md"), audit);
-    assertTrue(audit.contains("Allow once (allow_once) — answered by web"), audit);
-    assertTrue(java.util.regex.Pattern.compile("\\breminded \\d\\d:\\d\\d\\b").matcher(audit).find(),
-        "the audit shows what reached people while it waited: " + audit);
+    auditShowsTheAnsweredReminder();
     screenshot("4-audit");
     // From the audit, straight to the thread it was asked in.
     browser.findElement(By.cssSelector("#audit-list li button.link")).click();
     waiting().until(d -> d.findElement(By.id("log")).isDisplayed() && !d.findElement(By.id("audit")).isDisplayed());
     assertTrue(browser.findElement(By.id("thread-title")).getText().contains("water the plants"));
+  }
+
+  /** A reminder written to the ledger while the card waits (as the attention plan would, minutes later). */
+  private void remindedWhileWaiting() throws Exception {
+    String requestId = gateway.vertx.eventBus().<JsonObject>request(Addresses.STORE_LEDGER_LIST, new JsonObject()
+            .put("state", "pending").put("limit", 1)).await(20, TimeUnit.SECONDS).body().getJsonArray("requests")
+        .getJsonObject(0).getString("requestId");
+    gateway.vertx.eventBus().request(Addresses.STORE_LEDGER_ATTEND, new JsonObject().put("requestId", requestId)
+        .put("step", "remind").put("at", System.currentTimeMillis()).put("text", "Still waiting"))
+        .await(20, TimeUnit.SECONDS);
+  }
+
+  /** The audit view's newest entry, on screen: the request, who answered, and the reminder that went out while it waited. */
+  private void auditShowsTheAnsweredReminder() {
+    WebElement item = waiting().until(d -> {
+      List<WebElement> items = d.findElements(By.cssSelector("#audit-list li"));
+      return items.isEmpty() || !items.get(0).isDisplayed() ? null : items.get(0);
+    });
+    String audit = item.getText();
+    assertTrue(audit.contains("Add a note to demo-notes.md"), audit);
+    assertTrue(audit.contains("Allow once (allow_once) — answered by web"), audit);
+    assertTrue(java.util.regex.Pattern.compile("\\breminded \\d\\d:\\d\\d\\b").matcher(audit).find(),
+        "the audit shows what reached people while it waited: " + audit);
+    WebElement steps = item.findElements(By.xpath(".//*[contains(text(), 'reminded')]")).stream().findFirst()
+        .orElse(item);
+    assertTrue(inWindow(steps), "the reminder line is inside the window: " + audit);
   }
 
   @Test
@@ -698,15 +711,23 @@ class BrowserChatTest extends BrowserClass {
   @Test
   void aPhoneSizedWindow() throws Exception {
     startThreadOnAPhone();
-    say("hello from a phone");
+    say("please remember the phone");
     WebElement card = awaitCard();
     screenshot("phone-card");
+    remindedWhileWaiting();
     click(card, "Allow once");
     verdict();
     long overflow = (Long) ((JavascriptExecutor) browser).executeScript(
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth");
     assertTrue(overflow <= 0, "no sideways scrolling on a phone: " + overflow);
     screenshot("phone-done");
+    // The audit, reached from the phone's menu, shows the reminder on screen too.
+    browser.findElement(By.id("menu")).click();
+    waiting().until(d -> d.findElement(By.id("audit-open")).isDisplayed()
+        && inWindow(d.findElement(By.id("audit-open"))));
+    browser.findElement(By.id("audit-open")).click();
+    auditShowsTheAnsweredReminder();
+    screenshot("phone-audit");
   }
 
   /**
