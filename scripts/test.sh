@@ -54,24 +54,4 @@ fi
 # packages, and a failure stops here, before the long Maven run.
 node --test src/test/js/
 
-# Build once (classes, test classes, the jar), then the unit tests and the jar tests side by side:
-# most tests wait on child processes, sockets and timers, and the two phases one after the other
-# kept the two cores about half busy (docs/reliability.md, "How long the suite takes"). Each
-# phase's lines are prefixed with its name; the run fails if either does.
-# The build runs one quick test class: the test runner's own libraries are fetched here, once,
-# not by the two runs below at the same moment.
-mvn -B -ntp package "$@" -Dtest=CommandLineTest -Dsurefire.failIfNoSpecifiedTests=false
-prefix() { sed -u "s/^/[$1] /"; }
-mvn -B -ntp surefire:test "$@" 2>&1 | prefix unit &
-unit=$!
-set +e
-mvn -B -ntp failsafe:integration-test failsafe:verify "$@" 2>&1 | prefix jar
-jar=${PIPESTATUS[0]}
-wait "$unit"
-unit_status=$?
-set -e
-if [ "$unit_status" -ne 0 ] || [ "$jar" -ne 0 ]; then
-  echo "scripts/test.sh: FAILED (unit tests: exit $unit_status, jar tests: exit $jar)" >&2
-  exit 1
-fi
-echo "scripts/test.sh: every test passed"
+exec mvn -B -ntp verify "$@"
