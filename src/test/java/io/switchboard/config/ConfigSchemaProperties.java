@@ -26,7 +26,8 @@ class ConfigSchemaProperties {
       "readWorktree", "safeCommands", "allow", "read", "git status", "main", "../x", "/etc/passwd", "abc\n", "\u2003",
       0, 1, -1, 65535, 70000, 1.5, 8080.0, true, false);
 
-  @Property(tries = 1_500)
+  /** As many tries as every property without its own (1,000 a run; the long run's flag sets more). */
+  @Property
   void aChangedConfigGivesSettingsOrAnErrorNamingAKeyThatIsThere(@ForAll long seed) {
     Random random = new Random(seed);
     JsonObject tree = random.nextInt(4) == 0 ? clustered() : full();
