@@ -25,8 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How a surface room (web, plugins, metrics) asks the agent side. Not clustered: the plain
- * addresses, as ever. In a cluster there may be several agent nodes, each with its own store,
+ * How an edge node's surface rooms (web, plugins, metrics) reach the agent side, through its one
+ * {@link EdgeRouter}. In a cluster there may be several agent nodes, each with its own store,
  * ledger, threads and agents, serving its commands at its own addresses ({@link Addresses#onNode}):
  * a command about a thread or a permission request goes to the node that owns it (learned from the
  * {@code node} the facts, cards and thread lists carry, else looked up), a new thread to the node

@@ -77,7 +77,7 @@ public final class ClusterAuthority {
     X509Certificate certificate = sign(builder, pair.getPrivate());
     Files.createDirectories(dir);
     writeSecret(key, pem("PRIVATE KEY", pair.getPrivate().getEncoded()));
-    Files.writeString(cert, pem("CERTIFICATE", certificate.getEncoded()), StandardOpenOption.CREATE_NEW);
+    writeWhole(cert, pem("CERTIFICATE", certificate.getEncoded()), false);
     return certificate;
   }
 
@@ -170,16 +170,41 @@ public final class ClusterAuthority {
         + "\n-----END " + type + "-----\n";
   }
 
-  /**
-   * A key file made 0600 before a byte of the key is in it, and whole or not there at all: written
-   * under a temporary name, then linked to its own (which fails rather than replace one).
-   */
+  /** A key file: made 0600 before a byte of the key is in it, and whole or not there at all ({@link #writeWhole}). */
   private static void writeSecret(Path file, String text) throws IOException {
+    writeWhole(file, text, true);
+  }
+
+  /**
+   * Writes a file whole or not at all, never replacing one: under a temporary name, flushed to disk,
+   * then linked to its own name (which fails if one is there); where the file system has no hard
+   * links (FAT, some network mounts), moved there instead. The temporary file never outlives the call.
+   */
+  private static void writeWhole(Path file, String text, boolean secret) throws IOException {
     Path partial = file.resolveSibling(file.getFileName() + ".partial");
     Files.deleteIfExists(partial); // a stopped run's
-    Files.createFile(partial, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(partial, text, StandardOpenOption.TRUNCATE_EXISTING);
-    Files.createLink(file, partial);
-    Files.delete(partial);
+    try {
+      if (secret) {
+        Files.createFile(partial, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      } else {
+        Files.createFile(partial);
+      }
+      try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(partial, StandardOpenOption.WRITE)) {
+        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        while (bytes.hasRemaining()) {
+          out.write(bytes);
+        }
+        out.force(true);
+      }
+      try {
+        Files.createLink(file, partial);
+      } catch (FileAlreadyExistsException e) {
+        throw e;
+      } catch (UnsupportedOperationException | java.nio.file.FileSystemException noHardLinks) {
+        Files.move(partial, file); // without REPLACE_EXISTING: refuses a file that is there, as the link does
+      }
+    } finally {
+      Files.deleteIfExists(partial);
+    }
   }
 }

@@ -56,9 +56,13 @@ public final class RouterClient {
       liveAre(m.body().getJsonArray("live"));
       onMember.accept(m.body());
     });
-    if (onGap != null) {
-      bus.<JsonObject>localConsumer(Addresses.EDGE_GAP, m -> ("thread".equals(m.body().getString("kind"))
-          ? onThreadGap : onGap).accept(m.body().getString("node")));
+    if (onGap != null || onThreadGap != null) {
+      bus.<JsonObject>localConsumer(Addresses.EDGE_GAP, m -> {
+        Consumer<String> heard = "thread".equals(m.body().getString("kind")) ? onThreadGap : onGap;
+        if (heard != null) {
+          heard.accept(m.body().getString("node"));
+        }
+      });
     }
     return bus.<JsonObject>request(Addresses.EDGE_NODES, new JsonObject(), here())
         .map(reply -> {
@@ -130,15 +134,14 @@ public final class RouterClient {
   }
 
   /**
-   * The router bounds each ask itself (a look-up, then the send, an answer tried up to three
-   * times); this hop's own timeout only catches a router that is not there.
+   * The router bounds each ask itself ({@link EdgeRouter#deadline}) and replies then; this hop waits
+   * a little longer, and only a router that never replies meets its timeout.
    */
   private Future<JsonObject> viaRouter(JsonObject ask, DeliveryOptions options) {
     long timeout = options.getSendTimeout();
-    long bound = timeout > Long.MAX_VALUE / 8 ? Long.MAX_VALUE
-        : timeout * AgentNodes.ANSWER_TRIES + 2 * AgentNodes.LOOK_UP_MS + 1_000;
+    long bound = EdgeRouter.deadline(timeout);
     return vertx.eventBus().<JsonObject>request(Addresses.EDGE_ASK, ask.put("timeoutMs", timeout),
-        here().setSendTimeout(bound)).map(Message::body);
+        here().setSendTimeout(bound == Long.MAX_VALUE ? bound : bound + 2_000)).map(Message::body);
   }
 
   private static DeliveryOptions here() {

@@ -98,6 +98,21 @@ class EdgeRouterTest {
         noRoute.getCause().getMessage());
   }
 
+  /** What used to fail in the room's own call fails the ask: never left unanswered, never Vert.x's words. */
+  @Test
+  void aBodyThatBreaksARouteOrAnEdgeStoreThatIsNotThereFailsInWords() throws Exception {
+    RouterClient client = client(m -> { }, gap -> { });
+    ExecutionException broken = assertThrows(ExecutionException.class, () -> get(client.ask(
+        Addresses.STORE_OUTBOX_ACK, new JsonObject().put("outputIds", "not a list"))));
+    assertEquals(ErrorCode.STORE_FAILED, ErrorCode.of(broken.getCause()), broken.getCause().toString());
+    // The edge's own store serves this; here nothing does.
+    ExecutionException none = assertThrows(ExecutionException.class,
+        () -> get(client.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject())));
+    assertEquals(ErrorCode.UNAVAILABLE, ErrorCode.of(none.getCause()), none.getCause().toString());
+    assertEquals("this edge node's own " + Addresses.STORE_WEB_SESSION_LIST + " did not answer; what was asked "
+        + "may not have been done", none.getCause().getMessage());
+  }
+
   @Test
   void everyClientHearsANodeLeaveAndWhatWaitedOnItFailsAtOnce() throws Exception {
     CompletableFuture<JsonObject> heardByWeb = new CompletableFuture<>();
