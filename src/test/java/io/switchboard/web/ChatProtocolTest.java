@@ -569,6 +569,23 @@ class ChatProtocolTest {
         && f.getLong("seq") > last).count(), "each event once");
   }
 
+  /** The open /ws/chat sockets, as /metrics counts them. */
+  private int openSockets() {
+    try {
+      String text = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(gateway.url("/metrics")))
+          .header("Authorization", "Bearer " + gateway.token).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^switchboard_websocket_connections\\S* (\\S+)$")
+          .matcher(text);
+      if (!m.find()) {
+        throw new AssertionError("no switchboard_websocket_connections in /metrics:\n" + text);
+      }
+      return (int) Double.parseDouble(m.group(1));
+    } catch (java.io.IOException | InterruptedException e) {
+      throw new AssertionError(e);
+    }
+  }
+
   @Test
   void aBrowserThatStopsReadingIsDisconnectedWithAReason() throws Exception {
     ChatClient slow = client();
@@ -579,8 +596,8 @@ class ChatProtocolTest {
       vertx.eventBus().publish(Addresses.threadEvents(t), new JsonObject().put("threadId", t).put("seq", 1000 + i)
           .put("at", 0L).put("event", new JsonObject().put("kind", "system").put("text", chunk)));
     }
-    // The server gave up on it; reading again shows why.
-    Thread.sleep(500);
+    // The server gives up on it (its socket no longer counted open); reading again shows why.
+    io.switchboard.testkit.PermissionHarness.waitFor(() -> openSockets() == 0, "the slow socket closed by the server");
     slow.ws.resume();
     io.switchboard.testkit.PermissionHarness.waitFor(() -> slow.closeCode != null, "the close frame");
     assertEquals((short) 1008, slow.closeCode);
