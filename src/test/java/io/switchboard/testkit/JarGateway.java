@@ -62,7 +62,9 @@ public record JarGateway(Process process, int port, Path dir) {
    */
   private static JarGateway launch(Path dir, java.util.List<String> argv, java.util.Map<String, String> env,
                                    boolean agentNode) throws Exception {
-    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("java"));
+    // The systemd unit's compiler and collector (packaging/switchboard.service); a test's own flags come after and win.
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("java", "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC"));
     command.addAll(argv);
     ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile())
         .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("gateway.log").toFile()));
