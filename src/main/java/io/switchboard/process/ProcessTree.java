@@ -10,7 +10,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -98,16 +97,16 @@ public final class ProcessTree {
     if (tree != null) {
       targets.addAll(carrying(TREE_VARIABLE, tree));
     }
-    targets.removeIf(p -> !p.isAlive() || p.pid() == ProcessHandle.current().pid());
+    targets.removeIf(p -> !running(p) || p.pid() == ProcessHandle.current().pid());
     if (targets.isEmpty()) {
       return 0;
     }
     if (graceMs > 0) {
       targets.forEach(ProcessHandle::destroy);
-      awaitExit(targets, graceMs);
+      awaitExit(List.copyOf(targets), graceMs);
     }
-    targets.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
-    awaitExit(targets, 2_000);
+    targets.stream().filter(ProcessTree::running).forEach(ProcessHandle::destroyForcibly);
+    awaitExit(List.copyOf(targets), 2_000);
     return targets.size();
   }
 
@@ -119,13 +118,39 @@ public final class ProcessTree {
     return left.size();
   }
 
-  private static void awaitExit(Iterable<ProcessHandle> handles, long ms) {
-    List<CompletableFuture<ProcessHandle>> exits = new ArrayList<>();
-    handles.forEach(h -> exits.add(h.onExit()));
+  /**
+   * Waits until none of them runs, at most {@code ms}. Polled: for a process that is not our child
+   * {@code onExit()} polls too (300 ms apart, and slower as it goes), and counts a zombie as alive.
+   */
+  private static void awaitExit(List<ProcessHandle> handles, long ms) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    while (handles.stream().anyMatch(ProcessTree::running) && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return; // some still run: the caller escalates or gives up
+      }
+    }
+  }
+
+  /**
+   * Whether a process still runs. A zombie does not: it has exited and waits only for its parent to
+   * collect its status, nothing is left to kill. {@code ProcessHandle} counts it alive, and a
+   * sandbox's own init (bubblewrap's) stays one for seconds where PID 1 is slow to reap, as in a
+   * container or a small VM: the gateway waited out its whole grace for it on every agent's stop.
+   */
+  static boolean running(ProcessHandle p) {
+    if (!p.isAlive()) {
+      return false;
+    }
     try {
-      CompletableFuture.allOf(exits.toArray(CompletableFuture[]::new)).get(ms, TimeUnit.MILLISECONDS);
-    } catch (Exception ignored) {
-      // some still run: the caller escalates or gives up
+      String stat = Files.readString(PROC.resolve(Long.toString(p.pid())).resolve("stat"), StandardCharsets.US_ASCII);
+      int end = stat.lastIndexOf(") "); // the command name, in parentheses, may hold anything
+      char state = end < 0 || end + 2 >= stat.length() ? 'R' : stat.charAt(end + 2);
+      return state != 'Z' && state != 'X';
+    } catch (IOException | SecurityException e) {
+      return !Files.isDirectory(PROC) && p.isAlive(); // no /proc here: as ProcessHandle says; else gone
     }
   }
 

@@ -58,10 +58,14 @@ class ClusterBrowserIT {
   void aCardOfAPausedAgentNodeSaysWhyAndIsAnswerableWhenTheNodeIsBackAtPhoneAndDesktopSizes() throws Exception {
     int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort()};
     List<String> members = LoopbackCluster.members(ports);
-    cluster.start("build-1", cluster.config("build-1", "agent", ports[1], members));
-    JarGateway agentNode = cluster.start("build-2", cluster.config("build-2", "agent", ports[2], members));
-    JarGateway edge = cluster.start("edge", cluster.config("edge", "edge", ports[0], members));
-    awaitAgentNodes(edge, List.of("build-1", "build-2"));
+    java.util.LinkedHashMap<String, Path> configs = new java.util.LinkedHashMap<>();
+    configs.put("build-1", cluster.config("build-1", "agent", ports[1], members));
+    configs.put("build-2", cluster.config("build-2", "agent", ports[2], members));
+    configs.put("edge", cluster.config("edge", "edge", ports[0], members));
+    java.util.Map<String, JarGateway> nodes = cluster.startAll(configs);
+    JarGateway agentNode = nodes.get("build-2");
+    JarGateway edge = nodes.get("edge");
+    LoopbackCluster.awaitAgentNodes(edge, List.of("build-1", "build-2"));
     browser = Chromium.start(dir.resolve("chromium"));
     logIn(edge);
     staleWhileTheAgentNodeIsPaused(edge, agentNode);
@@ -146,30 +150,6 @@ class ClusterBrowserIT {
     assertEquals(1, ledger.size(), ledger.encodePrettily());
     assertTrue(ledger.stream().allMatch(r -> "selected".equals(((io.vertx.core.json.JsonObject) r)
         .getJsonObject("outcome").getString("outcome"))), ledger.encodePrettily());
-  }
-
-  /**
-   * Until the edge counts these agent nodes as members (the page lists the nodes as they are when
-   * it loads): nodes that started apart form one cluster within the merge checks (5 s).
-   */
-  private static void awaitAgentNodes(JarGateway edge, List<String> expected) throws Exception {
-    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-    java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-        "http://127.0.0.1:" + edge.port() + "/api/agents")).header("Authorization", "Bearer " + edge.token()).build();
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    String last = "";
-    while (System.nanoTime() < deadline) {
-      java.net.http.HttpResponse<String> reply = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
-      last = reply.statusCode() + " " + reply.body();
-      if (reply.statusCode() == 200) {
-        io.vertx.core.json.JsonObject nodes = new io.vertx.core.json.JsonObject(reply.body()).getJsonObject("nodes");
-        if (nodes != null && nodes.fieldNames().containsAll(expected)) {
-          return;
-        }
-      }
-      Thread.sleep(500);
-    }
-    throw new AssertionError("the edge did not see agent nodes " + expected + " within 60 s: " + last);
   }
 
   private void logIn(JarGateway edge) {

@@ -103,9 +103,12 @@ class ClusterFaultIT {
     configs.put("edge", cluster.config("edge", "edge", ports[0], members));
     configs.put("build-a", cluster.config("build-a", "agent", ports[1], members));
     configs.put("build-b", cluster.config("build-b", "agent", ports[2], members));
+    java.util.LinkedHashMap<String, java.nio.file.Path> first = new java.util.LinkedHashMap<>();
     for (String node : List.of("build-a", "build-b", "edge")) {
-      start(node);
+      first.put(node, configs.get(node));
     }
+    nodes.putAll(cluster.startAll(first));
+    LoopbackCluster.awaitAgentNodes(nodes.get("edge"), AGENT_NODES);
     openPage();
     for (String node : AGENT_NODES) {
       String ref = "new-" + node;

@@ -63,10 +63,15 @@ class ClusterIT {
     Path aConfig = config("build-a", "agent", ports[1], members(ports));
     Path bConfig = config("build-b", "agent", ports[2], members(ports));
 
-    start("build-a", aConfig);
-    JarGateway b = start("build-b", bConfig);
-    JarGateway edge = start("edge", edgeConfig);
+    java.util.LinkedHashMap<String, Path> configs = new java.util.LinkedHashMap<>();
+    configs.put("build-a", aConfig);
+    configs.put("build-b", bConfig);
+    configs.put("edge", edgeConfig);
+    java.util.Map<String, JarGateway> nodes = cluster.startAll(configs);
+    JarGateway b = nodes.get("build-b");
+    JarGateway edge = nodes.get("edge");
     assertTrue(edge.port() > 0, "the edge serves the web");
+    LoopbackCluster.awaitAgentNodes(edge, List.of("build-a", "build-b"));
 
     String token = edge.token(); // printed at the first start only
     ChatClient web = ChatClient.open(vertx, edge.port(), token);

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 /** Nodes of a test cluster: real JVMs of the jar with the cluster libraries, on loopback ports, under one folder. */
 final class LoopbackCluster implements AutoCloseable {
   final Path dir;
-  final List<Process> processes = new ArrayList<>();
+  final List<Process> processes = java.util.Collections.synchronizedList(new ArrayList<>());
+  private static final List<String> NODE_FLAGS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
   LoopbackCluster(Path dir) {
     this.dir = dir;
@@ -82,10 +83,62 @@ final class LoopbackCluster implements AutoCloseable {
 
   /** Starts a node and waits until it says it is ready. */
   JarGateway start(String home, Path config) throws Exception {
-    JarGateway started = JarGateway.startNode(dir.resolve(home), config,
-        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    JarGateway started = JarGateway.startNode(dir.resolve(home), config, NODE_FLAGS);
     processes.add(started.process());
     return started;
+  }
+
+  /**
+   * Starts the first node, then the others side by side, and returns them by name once each is
+   * ready: the others join the first as their cluster's master (nodes that all start at once would
+   * each claim it), and a node's boot, ~7 s of a core, is not waited for one after the other.
+   */
+  java.util.Map<String, JarGateway> startAll(java.util.LinkedHashMap<String, Path> configs) throws Exception {
+    java.util.Map<String, JarGateway> started = new java.util.LinkedHashMap<>();
+    java.util.Iterator<java.util.Map.Entry<String, Path>> first = configs.entrySet().iterator();
+    java.util.Map.Entry<String, Path> master = first.next();
+    started.put(master.getKey(), start(master.getKey(), master.getValue()));
+    java.util.Map<String, java.util.concurrent.CompletableFuture<JarGateway>> others = new java.util.LinkedHashMap<>();
+    first.forEachRemaining(e -> others.put(e.getKey(), java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return JarGateway.startNode(dir.resolve(e.getKey()), e.getValue(), NODE_FLAGS);
+      } catch (Exception failed) {
+        throw new java.util.concurrent.CompletionException(failed);
+      }
+    })));
+    others.values().forEach(f -> f.thenAccept(node -> processes.add(node.process()))); // closed even if one fails
+    for (var e : others.entrySet()) {
+      try {
+        started.put(e.getKey(), e.getValue().get(3, TimeUnit.MINUTES));
+      } catch (java.util.concurrent.ExecutionException failed) {
+        throw new AssertionError("node " + e.getKey() + " did not start", failed.getCause());
+      }
+    }
+    return started;
+  }
+
+  /**
+   * Until the edge counts these agent nodes as members (the page lists the nodes as they are when
+   * it loads).
+   */
+  static void awaitAgentNodes(JarGateway edge, List<String> expected) throws Exception {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+        "http://127.0.0.1:" + edge.port() + "/api/agents")).header("Authorization", "Bearer " + edge.token()).build();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    String last = "";
+    while (System.nanoTime() < deadline) {
+      java.net.http.HttpResponse<String> reply = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+      last = reply.statusCode() + " " + reply.body();
+      if (reply.statusCode() == 200) {
+        JsonObject nodes = new JsonObject(reply.body()).getJsonObject("nodes");
+        if (nodes != null && nodes.fieldNames().containsAll(expected)) {
+          return;
+        }
+      }
+      Thread.sleep(200);
+    }
+    throw new AssertionError("the edge did not see agent nodes " + expected + " within 60 s: " + last);
   }
 
   static void kill(Process p) throws Exception {
