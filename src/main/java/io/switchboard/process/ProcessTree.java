@@ -140,7 +140,7 @@ public final class ProcessTree {
    * sandbox's own init (bubblewrap's) stays one for seconds where PID 1 is slow to reap, as in a
    * container or a small VM: the gateway waited out its whole grace for it on every agent's stop.
    */
-  static boolean running(ProcessHandle p) {
+  public static boolean running(ProcessHandle p) {
     if (!p.isAlive()) {
       return false;
     }
