@@ -172,7 +172,17 @@ export function autoAnswered(f) {
   if (words.ruleId) line.dataset.ruleId = words.ruleId;
   line.append(el('span', 'auto-text', words.text));
   const endedAt = Date.parse(f.endedAt ?? '');
-  const tc = f.toolCallId ? toolFor(v, f.toolCallId, Number.isFinite(endedAt) ? endedAt : null) : null;
+  const at = Number.isFinite(endedAt) ? endedAt : null;
+  let tc = f.toolCallId ? toolFor(v, f.toolCallId, at) : null;
+  if (!tc && f.toolCallId) {
+    // The rule answered before the call's own event reached the page (the two travel apart, the
+    // event through the store): the line brings the call's box, which that event fills when it comes.
+    tc = newTool(v, f.toolCallId, at);
+    v.tools.set(f.toolCallId, tc);
+    tc.data = { toolCallId: f.toolCallId, title: f.title || f.toolCallId };
+    renderToolBody(tc.body, tc.data);
+    placeByTime(v.log, tc.el, at);
+  }
   if (!tc && f.title) line.append(el('span', 'auto-title', f.title)); // no box names the tool call
   if (words.matched) line.append(el('small', 'matched', words.matched));
   if (words.revocable) line.append(revokeButton(words.ruleId));
