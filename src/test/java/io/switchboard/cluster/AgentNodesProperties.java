@@ -304,10 +304,18 @@ class AgentNodesProperties {
             .put("role", "agent").put("incarnation", n.incarnation)));
         m.reply(new JsonObject().put("members", list));
       });
-      context = vertx.getOrCreateContext();
-      router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
-      await(on(() -> router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum),
-          node -> threadGaps.merge(node, 1, Integer::sum))));
+      // The router lives in a verticle, as it does in the rooms that hold it: undeploying it at the
+      // history's end ends its consumers and its periodic check (a router left running would hear
+      // every later history's facts and keep asking its gone nodes: the property's CPU grew with each).
+      String deployment = await(vertx.deployVerticle(new io.vertx.core.AbstractVerticle() {
+        @Override
+        public void start(io.vertx.core.Promise<Void> started) {
+          Run.this.context = context; // the verticle's own
+          router = new AgentNodes(vertx, true, LOOK_UP_MS, SEQUENCE_CHECK_MS, ANSWER_TRY_MS);
+          router.start(member -> { }, node -> gaps.merge(node, 1, Integer::sum),
+              node -> threadGaps.merge(node, 1, Integer::sum)).onComplete(started);
+        }
+      }));
       try {
         for (Step step : steps) {
           apply(step);
@@ -322,6 +330,7 @@ class AgentNodesProperties {
       } finally {
         members.unregister();
         nodes.forEach(FakeNode::stopServing);
+        await(vertx.undeploy(deployment));
       }
     }
 
