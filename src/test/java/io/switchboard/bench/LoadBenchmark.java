@@ -91,7 +91,9 @@ public final class LoadBenchmark {
     List<String> flags = new ArrayList<>(List.of(System.getProperty("gatewayJvm", UNIT_FLAGS).trim().split("\\s+")));
     Path dir = Files.createTempDirectory("sb-load");
     if (!"false".equals(System.getProperty("cds"))) {
-      flags.addAll(List.of("-XX:SharedArchiveFile=" + classDataArchive(dir, flags), "-Xshare:auto"));
+      flags.addAll(List.of("-XX:SharedArchiveFile=" + JarGateway.classDataArchive(dir, flags), "-Xshare:auto"));
+    } else {
+      flags.add("-Xshare:auto"); // the JDK's own archive alone (JarGateway adds the jar's otherwise)
     }
     Path script = Path.of("target", "test-classes", "bench", "load_agent.py").toAbsolutePath();
     Path config = dir.resolve("switchboard.json");
@@ -271,18 +273,6 @@ public final class LoadBenchmark {
   }
 
   /** A class-data-sharing archive, made as the unit's installer makes it (scripts/cds-archive.sh). */
-  private static String classDataArchive(Path dir, List<String> flags) throws Exception {
-    Path archive = dir.resolve("switchboard.jsa");
-    List<String> argv = new ArrayList<>(List.of("bash", "scripts/cds-archive.sh", JarGateway.JAR.toString(),
-        archive.toString()));
-    argv.addAll(flags);
-    Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(dir.resolve("cds.log").toFile())
-        .start();
-    if (!p.waitFor(2, TimeUnit.MINUTES) || p.exitValue() != 0) {
-      throw new IllegalStateException("no class-data archive was made; see " + dir.resolve("cds.log"));
-    }
-    return archive.toString();
-  }
 
   /** One streaming turn on every thread at one pace; prints its chunk latency and returns its measures. */
   private Phase streamRound(List<ChatClient> measuring, List<String> threads, JarGateway gateway, ProcessSampler sampler,

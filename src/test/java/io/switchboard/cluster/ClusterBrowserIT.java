@@ -31,7 +31,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * resumed and back in the cluster, the card is answerable again and the answer ends the request
  * once in that node's ledger. At phone and desktop sizes.
  */
-@org.junit.jupiter.api.parallel.ResourceLock("cluster") // one cluster at a time: two starve each other
+@org.junit.jupiter.api.parallel.ResourceLock("cluster") // with ClusterIT (its own lock), two clusters at most at once
 class ClusterBrowserIT {
   static final Path SCREENSHOTS = Path.of("target", "screenshots");
 

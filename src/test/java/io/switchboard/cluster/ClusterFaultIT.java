@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * node that is down is refused within seconds). Seeds are printed; {@code -Dcluster.seed=N}
  * replays one, {@code -Dcluster.runs=N} sets how many (1 in every run; the long run is docs/reliability.md's).
  */
-@org.junit.jupiter.api.parallel.ResourceLock("cluster") // one cluster at a time: two starve each other
+@org.junit.jupiter.api.parallel.ResourceLock("cluster") // with ClusterIT (its own lock), two clusters at most at once
 class ClusterFaultIT {
   static final List<String> AGENT_NODES = List.of("build-a", "build-b");
   static final int STEPS = 7;

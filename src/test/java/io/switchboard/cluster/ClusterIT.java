@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * data, its thread goes on too. Then the edge is killed and restarted: a new page answers what
  * waits on either node.
  */
-@org.junit.jupiter.api.parallel.ResourceLock("cluster") // one cluster at a time: two starve each other
+@org.junit.jupiter.api.parallel.ResourceLock("second-cluster") // two clusters at most at once (docs/reliability.md)
 class ClusterIT {
   @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS) // a failed run keeps its nodes' logs
   Path dir;
