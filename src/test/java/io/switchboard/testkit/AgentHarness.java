@@ -98,7 +98,7 @@ public final class AgentHarness implements AutoCloseable {
   public static List<String> javaArgv(Class<?> main, String... args) {
     List<String> argv = new ArrayList<>(List.of(
         ProcessHandle.current().info().command().orElse("java"), "-Xmx64m", "-XX:TieredStopAtLevel=1",
-        "-cp", absoluteClassPath(), main.getName()));
+        "-XX:+UseSerialGC", "-cp", absoluteClassPath(), main.getName())); // the demo agent's flags: a start's CPU
     argv.addAll(List.of(args));
     return argv;
   }
