@@ -21,23 +21,31 @@ java_major() {
   java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
 }
 
+# What is missing is installed in one apt-get run (one package index update, not one per package).
+missing=()
 if ! have java || [ "$(java_major)" -lt 17 ]; then
-  apt_install openjdk-17-jdk-headless
+  missing+=(openjdk-17-jdk-headless)
 fi
-have mvn || apt_install maven
-have node && have npm || apt_install nodejs npm
+have mvn || missing+=(maven)
+have node && have npm || missing+=(nodejs npm)
 # Projects give each thread a git worktree: the project tests run the real git program.
-have git || apt_install git
+have git || missing+=(git)
 # Agents run in a bubblewrap sandbox; the sandbox tests need it.
-have bwrap || apt_install bubblewrap
+have bwrap || missing+=(bubblewrap)
 # The launcher and cluster tests signal the gateway's JVMs (SIGINT, SIGSTOP, SIGCONT) with kill(1).
-[ -x /usr/bin/kill ] || [ -x /bin/kill ] || apt_install procps
+[ -x /usr/bin/kill ] || [ -x /bin/kill ] || missing+=(procps)
 # The cluster fault suite darkens nodes' links with nft (nftables) and cuts them with ss -K
 # (iproute2); both need root.
-have ss || apt_install iproute2
-have nft || apt_install nftables
+have ss || missing+=(iproute2)
+have nft || missing+=(nftables)
 # The web chat's browser tests drive Debian's Chromium through Debian's chromedriver.
-[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
+[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || missing+=(chromium chromium-driver)
+# The jar tests make class-data archives with scripts/cds-archive.sh, which asks the page with curl.
+have curl || missing+=(curl)
+have unzip || missing+=(unzip)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt_install "${missing[@]}"
+fi
 
 # The real ACP agents the tests drive (versions pinned in src/test/peers/package-lock.json).
 peers=src/test/peers
