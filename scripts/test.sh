@@ -44,7 +44,16 @@ have nft || missing+=(nftables)
 have curl || missing+=(curl)
 have unzip || missing+=(unzip)
 if [ ${#missing[@]} -gt 0 ]; then
-  apt_install "${missing[@]}"
+  if have mvn && have java && [ "$(java_major)" -ge 17 ]; then
+    # Maven compiles while apt-get installs the rest: on a fresh machine Chromium's download is the
+    # longest step before the tests. A failure of either stops here.
+    apt_install "${missing[@]}" &
+    installing=$!
+    mvn -B -ntp -q test-compile || { wait "$installing" || true; exit 1; }
+    wait "$installing"
+  else
+    apt_install "${missing[@]}"
+  fi
 fi
 
 # The real ACP agents the tests drive (versions pinned in src/test/peers/package-lock.json).
