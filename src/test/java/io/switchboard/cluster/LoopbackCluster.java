@@ -21,7 +21,8 @@ final class LoopbackCluster implements AutoCloseable {
   /**
    * A node's flags with a class-data archive of a node's boot (Hazelcast's classes are most of it),
    * made once per test JVM by a lone agent node started with {@code -XX:ArchiveClassesAtExit} and
-   * stopped with SIGTERM: each boot then costs about half the CPU, and the cluster tests boot ~30.
+   * stopped with SIGTERM: each boot then costs less CPU (the jar's archive halves a plain start's),
+   * and the cluster tests boot ~30.
    */
   private static final class NodeArchive {
     static final List<String> FLAGS = make();
