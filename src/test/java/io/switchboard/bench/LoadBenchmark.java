@@ -272,8 +272,6 @@ public final class LoadBenchmark {
     vertx.close().await(10, TimeUnit.SECONDS);
   }
 
-  /** A class-data-sharing archive, made as the unit's installer makes it (scripts/cds-archive.sh). */
-
   /** One streaming turn on every thread at one pace; prints its chunk latency and returns its measures. */
   private Phase streamRound(List<ChatClient> measuring, List<String> threads, JarGateway gateway, ProcessSampler sampler,
       com.sun.management.OperatingSystemMXBean os, int pauseMs, String label) throws InterruptedException {
