@@ -7,6 +7,7 @@ import io.switchboard.bus.Addresses;
 import io.switchboard.config.AgentSpec;
 import io.switchboard.config.Settings;
 import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
@@ -166,7 +167,7 @@ public final class AgentBenchmark {
 
     /** {@code tls}: the event bus with the cluster's mutual TLS (as configured nodes run), else the plain bus to compare. */
     static Nodes cluster(boolean tls) throws Exception {
-      int[] ports = {freePort(), freePort()};
+      int[] ports = {Ports.free(), Ports.free()};
       List<String> members = List.of("127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
       Path certs = tls ? Files.createTempDirectory("sb-bench-tls") : null;
       if (tls) {
@@ -178,10 +179,10 @@ public final class AgentBenchmark {
         }
       }
       Vertx agents = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], freePort(), members, 5, 60,
+          "bench-agents", Settings.Cluster.Role.AGENT, "127.0.0.1", ports[0], Ports.free(), members, 5, 60,
           tls ? certs.resolve("bench-agents") : null), "a").await(60, TimeUnit.SECONDS);
       Vertx surfaces = io.switchboard.cluster.ClusterNode.join(new io.vertx.core.VertxOptions(), new Settings.Cluster(
-          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], freePort(), members, 5, 60,
+          "bench-edge", Settings.Cluster.Role.EDGE, "127.0.0.1", ports[1], Ports.free(), members, 5, 60,
           tls ? certs.resolve("bench-edge") : null), "e").await(60, TimeUnit.SECONDS);
       return new Nodes(agents, surfaces);
     }
@@ -197,12 +198,6 @@ public final class AgentBenchmark {
     <T> void consumer(String address, io.vertx.core.Handler<io.vertx.core.eventbus.Message<T>> handler)
         throws Exception {
       surfaces.eventBus().<T>consumer(address, handler).completion().await(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private static int freePort() throws Exception {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      return s.getLocalPort();
     }
   }
 

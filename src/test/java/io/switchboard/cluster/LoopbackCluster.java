@@ -3,9 +3,9 @@ package io.switchboard.cluster;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,10 +68,9 @@ final class LoopbackCluster implements AutoCloseable {
     this.dir = dir;
   }
 
+  /** A loopback port for a node's config (outside the range the kernel hands out on its own: {@link Ports#free}). */
   static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return Ports.free();
   }
 
   /** {@code 127.0.0.1:port} of each membership port: every node's {@code members}. */
@@ -157,7 +156,8 @@ final class LoopbackCluster implements AutoCloseable {
       try {
         started.put(e.getKey(), e.getValue().get(3, TimeUnit.MINUTES));
       } catch (java.util.concurrent.ExecutionException failed) {
-        throw new AssertionError("node " + e.getKey() + " did not start", failed.getCause());
+        throw new AssertionError("node " + e.getKey() + " did not start: " + failed.getCause().getMessage(),
+            failed.getCause());
       }
     }
     return started;

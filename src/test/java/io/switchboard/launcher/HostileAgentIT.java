@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -82,10 +83,7 @@ class HostileAgentIT extends BadAgentJar {
 
   @Test
   void theAgentCannotAnswerItsOwnQuestionThroughTheGateway() throws Exception {
-    int port;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-      port = free.getLocalPort();
-    }
+    int port = Ports.free();
     // The worst case: the agent knows the gateway's port (a sandbox shares the host's network).
     Path file = config("self-approve", new JsonObject().put("env", new JsonObject()
         .put("BAD_AGENT_GATEWAY_PORT", Integer.toString(port))));

@@ -84,7 +84,29 @@ public record JarGateway(Process process, int port, Path dir) {
         return new JarGateway(p, ready ? Integer.parseInt(url.group(1)) : -1, dir);
       }
     }
-    throw new AssertionError("the gateway did not start; see " + dir.resolve("gateway.log"));
+    throw new AssertionError(notStarted(p, dir.resolve("gateway.log")));
+  }
+
+  /**
+   * Why a start failed, as CI prints it: the exit code and the log's last lines (the folder is a
+   * test's temporary one, gone when the report is read).
+   */
+  private static String notStarted(Process p, Path log) {
+    String exit;
+    try {
+      exit = p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) ? "exited with " + p.exitValue() : "still running";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      exit = "interrupted";
+    }
+    String tail;
+    try {
+      java.util.List<String> lines = java.nio.file.Files.readAllLines(log, StandardCharsets.UTF_8);
+      tail = String.join("\n", lines.subList(Math.max(0, lines.size() - 25), lines.size()));
+    } catch (java.io.IOException e) {
+      tail = "(no log: " + e.getMessage() + ")";
+    }
+    return "the gateway did not start (" + exit + "); the end of " + log + ":\n" + tail;
   }
 
   /**
