@@ -32,6 +32,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * once in that node's ledger. At phone and desktop sizes.
  */
 @org.junit.jupiter.api.parallel.ResourceLock("cluster") // with ClusterIT (its own lock), two clusters at most at once
+@org.junit.jupiter.api.Order(2) // the longest chains first (pom.xml, failsafe)
 class ClusterBrowserIT {
   static final Path SCREENSHOTS = Path.of("target", "screenshots");
 

@@ -38,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * replays one, {@code -Dcluster.runs=N} sets how many (1 in every run; the long run is docs/reliability.md's).
  */
 @org.junit.jupiter.api.parallel.ResourceLock("cluster") // with ClusterIT (its own lock), two clusters at most at once
+@org.junit.jupiter.api.Order(3) // the longest chains first (pom.xml, failsafe)
 class ClusterFaultIT {
   static final List<String> AGENT_NODES = List.of("build-a", "build-b");
   static final int STEPS = 7;

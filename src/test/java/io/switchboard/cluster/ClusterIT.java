@@ -31,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * waits on either node.
  */
 @org.junit.jupiter.api.parallel.ResourceLock("second-cluster") // two clusters at most at once (docs/reliability.md)
+@org.junit.jupiter.api.Order(1) // the longest chains first (pom.xml, failsafe)
 class ClusterIT {
   @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS) // a failed run keeps its nodes' logs
   Path dir;
