@@ -15,9 +15,10 @@ public final class Ports {
 
   /**
    * A port free now on 127.0.0.1, below the kernel's ephemeral range. A port from {@code bind(0)}
-   * lies inside that range: between the test closing it and a node binding it seconds later, any
-   * outgoing connection (a browser's, another node's) may take it as its local port, and the node
-   * then fails to start. The kernel gives no port below the range to anyone who did not ask for it.
+   * lies inside that range: between the test closing it and a node binding it seconds later, another
+   * {@code bind(0)} (a gateway's HTTP port, Chromium's debugging port) or an outgoing connection may
+   * take it, and the node then fails to start. The kernel gives no port below the range to anyone who
+   * did not ask for it.
    */
   public static int free() throws Exception {
     int below = ephemeralLow();
