@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.Chromium;
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.json.JsonArray;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class ClusterBrowserIT {
   /** One cluster for both sizes: the node is paused once with the page at each. */
   @Test
   void aCardOfAPausedAgentNodeSaysWhyAndIsAnswerableWhenTheNodeIsBackAtPhoneAndDesktopSizes() throws Exception {
-    int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort()};
+    int[] ports = {Ports.free(), Ports.free(), Ports.free()};
     List<String> members = LoopbackCluster.members(ports);
     java.util.LinkedHashMap<String, Path> configs = new java.util.LinkedHashMap<>();
     configs.put("build-1", cluster.config("build-1", "agent", ports[1], members));

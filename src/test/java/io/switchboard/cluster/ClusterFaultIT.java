@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.Ports;
 import io.switchboard.testkit.SeededRuns;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -99,7 +100,7 @@ class ClusterFaultIT {
     threads.clear();
     edgeToken = null;
     lastCut = 0;
-    int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort()};
+    int[] ports = {Ports.free(), Ports.free(), Ports.free()};
     List<String> members = LoopbackCluster.members(ports);
     configs.put("edge", cluster.config("edge", "edge", ports[0], members));
     configs.put("build-a", cluster.config("build-a", "agent", ports[1], members));

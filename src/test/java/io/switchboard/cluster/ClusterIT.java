@@ -1,6 +1,5 @@
 package io.switchboard.cluster;
 
-import static io.switchboard.cluster.LoopbackCluster.freePort;
 import static io.switchboard.cluster.LoopbackCluster.ledger;
 import static io.switchboard.cluster.LoopbackCluster.members;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.switchboard.bus.Addresses;
 import io.switchboard.testkit.ChatClient;
 import io.switchboard.testkit.JarGateway;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -59,7 +59,7 @@ class ClusterIT {
 
   @Test
   void anEdgeDrivesTwoAgentNodesAndOneNodesDeathLeavesTheOtherAtWork() throws Exception {
-    int[] ports = {freePort(), freePort(), freePort()};
+    int[] ports = {Ports.free(), Ports.free(), Ports.free()};
     Path edgeConfig = config("edge", "edge", ports[0], members(ports));
     Path aConfig = config("build-a", "agent", ports[1], members(ports));
     Path bConfig = config("build-b", "agent", ports[2], members(ports));
@@ -241,7 +241,7 @@ class ClusterIT {
    */
   @Test
   void anImChatOnTheEdgeDrivesTheAgentNodeThroughBothStores() throws Exception {
-    int[] ports = {freePort(), freePort()};
+    int[] ports = {Ports.free(), Ports.free()};
     io.switchboard.testkit.PluginControl im = new io.switchboard.testkit.PluginControl(dir.resolve("im"));
     cluster.certify("edge", "edge");
     Path edgeConfig = cluster.write("edge", im.gatewayConfig(cluster.dataDir("edge"))
@@ -332,12 +332,12 @@ class ClusterIT {
    * and says what to run instead.
    */
   private void aSecondNodeOfOneNameOrASecondEdgeIsRefused(int[] ports) throws Exception {
-    Path twin = cluster.config("build-a-twin", "build-a", "agent", freePort(), members(ports));
+    Path twin = cluster.config("build-a-twin", "build-a", "agent", Ports.free(), members(ports));
     String out = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator + JarGateway.CLUSTER_LIBS
         + "/*", "io.switchboard.Main", "--config", twin.toString());
     assertTrue(out.contains("a member named build-a already runs in this cluster (agent node build-a"), out);
     String second = exitsWithError("-Xmx256m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
-        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", config("edge-2", "edge", freePort(),
+        + JarGateway.CLUSTER_LIBS + "/*", "io.switchboard.Main", "--config", config("edge-2", "edge", Ports.free(),
         members(ports)).toString());
     assertTrue(second.contains("an edge node already runs in this cluster (edge node edge"), second);
     String said = exitsWithError("-jar", JarGateway.JAR.toString(), "--config", twin.toString());
@@ -363,7 +363,7 @@ class ClusterIT {
     for (String tls : List.of("-", forged.toString())) {
       Process intruder = new ProcessBuilder("java", "-Xmx128m", "-cp", JarGateway.JAR + java.io.File.pathSeparator
           + JarGateway.CLUSTER_LIBS + "/*" + java.io.File.pathSeparator + Path.of("target", "test-classes"),
-          Intruder.class.getName(), Integer.toString(freePort()), Integer.toString(freePort()),
+          Intruder.class.getName(), Integer.toString(Ports.free()), Integer.toString(Ports.free()),
           String.join(",", members(ports)), "build-a", tls).redirectError(dir.resolve("intruder.log").toFile()).start();
       cluster.processes.add(intruder);
       java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(
@@ -415,7 +415,7 @@ class ClusterIT {
 
     // Another node's certificate, or none: the node does not start, and says why.
     Path copied = cluster.write("build-3", new JsonObject(Files.readString(cluster.config("build-3", "build-3", "agent",
-        freePort(), members(ports)))));
+        Ports.free(), members(ports)))));
     Path tls = cluster.dataDir("build-3").resolve("cluster-tls");
     for (String file : List.of("node.crt", "node.key")) {
       Files.copy(cluster.dataDir("build-a").resolve("cluster-tls").resolve(file), tls.resolve(file),

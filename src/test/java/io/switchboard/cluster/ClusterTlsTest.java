@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.switchboard.config.Settings;
+import io.switchboard.testkit.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -36,8 +37,8 @@ class ClusterTlsTest {
     ClusterAuthority.issue(dir.resolve("ca"), "build-1", "127.0.0.1", dir.resolve("build-1"), 90, now);
     ClusterAuthority.issue(dir.resolve("ca"), "edge", "127.0.0.1", dir.resolve("edge"), 90, now);
     ClusterAuthority.issue(dir.resolve("other-ca"), "stranger", "127.0.0.1", dir.resolve("stranger"), 90, now);
-    int[] ports = {LoopbackCluster.freePort(), LoopbackCluster.freePort(), LoopbackCluster.freePort(),
-        LoopbackCluster.freePort()};
+    int[] ports = {Ports.free(), Ports.free(), Ports.free(),
+        Ports.free()};
     List<String> members = LoopbackCluster.members(ports);
     List<Vertx> nodes = new ArrayList<>();
     try {
@@ -128,7 +129,7 @@ class ClusterTlsTest {
   private static Vertx join(List<Vertx> nodes, String name, Settings.Cluster.Role role, int port, List<String> members,
                             Path tls) throws Exception {
     Vertx vertx = ClusterNode.join(new VertxOptions(), new Settings.Cluster(name, role, "127.0.0.1", port,
-        LoopbackCluster.freePort(), members, 5, 60, tls), name).await(60, TimeUnit.SECONDS);
+        Ports.free(), members, 5, 60, tls), name).await(60, TimeUnit.SECONDS);
     nodes.add(vertx);
     return vertx;
   }

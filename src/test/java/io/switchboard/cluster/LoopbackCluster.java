@@ -33,7 +33,7 @@ final class LoopbackCluster implements AutoCloseable {
         Path archive = dir.resolve("node.jsa");
         Files.deleteIfExists(archive);
         LoopbackCluster alone = new LoopbackCluster(Files.createTempDirectory(dir, "cluster"));
-        int port = freePort();
+        int port = Ports.free();
         Path config = alone.config("cds", "agent", port, members(new int[] {port}));
         List<String> argv = new ArrayList<>(List.of("java"));
         argv.addAll(NODE_FLAGS);
@@ -68,11 +68,6 @@ final class LoopbackCluster implements AutoCloseable {
     this.dir = dir;
   }
 
-  /** A loopback port for a node's config (outside the range the kernel hands out on its own: {@link Ports#free}). */
-  static int freePort() throws Exception {
-    return Ports.free();
-  }
-
   /** {@code 127.0.0.1:port} of each membership port: every node's {@code members}. */
   static List<String> members(int[] ports) {
     return java.util.Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p).toList();
@@ -81,7 +76,7 @@ final class LoopbackCluster implements AutoCloseable {
   /** The {@code cluster} section of a node. */
   static JsonObject section(String node, String role, int port, List<String> members) throws Exception {
     return new JsonObject().put("node", node).put("role", role).put("host", "127.0.0.1").put("port", port)
-        .put("busPort", freePort()).put("members", new JsonArray(members));
+        .put("busPort", Ports.free()).put("members", new JsonArray(members));
   }
 
   Path config(String node, String role, int port, List<String> members) throws Exception {
