@@ -50,16 +50,23 @@ class AgentPoolTest {
     return gateway.start();
   }
 
-  /** The n-th demo turn of a thread: the prompt, its card answered, its end. */
-  private void turn(String t, int n) {
-    turn(t, n, n);
+  /**
+   * The n-th demo turn of a thread: the prompt, its card answered, its end. Returns the agent's status
+   * read while the card waited: an agent with a question open is never idle, so a short idle stop
+   * cannot have forgotten it yet.
+   */
+  private JsonObject turn(String t, int n) {
+    return turn(t, n, n);
   }
 
   /** The same when the thread's turns so far did not all end with a turn_ended (its agent died in one). */
-  private void turn(String t, int card, int ended) {
+  private JsonObject turn(String t, int card, int ended) {
     gateway.prompt(t, "turn " + card);
-    gateway.answer(gateway.awaitCard(t, card).getString("requestId"), "allow-once");
+    JsonObject waiting = gateway.awaitCard(t, card);
+    JsonObject status = gateway.agentStatus(t);
+    gateway.answer(waiting.getString("requestId"), "allow-once");
     assertEquals("end_turn", gateway.awaitTurnEnd(t, ended), gateway.summary(t));
+    return status;
   }
 
   private long processes() {
@@ -79,18 +86,18 @@ class AgentPoolTest {
   void anIdleAgentStopsAndTheNextPromptResumesItUnseen() {
     start(ownProcess(), 4, 1_000);
     String t = gateway.thread("demo", "web");
-    turn(t, 1);
-    long pid = pidOf(t);
-    String session = gateway.agentStatus(t).getString("acpSessionId");
+    JsonObject first = turn(t, 1);
+    long pid = first.getLong("pid");
+    String session = first.getString("acpSessionId");
 
     PermissionHarness.waitFor(() -> processes() == 0, "the idle agent to stop");
     assertFalse(alive(pid), "its process is gone");
     assertEquals(null, gateway.agentStatus(t), "its session is forgotten");
     assertTrue(gateway.roomStatus().getLong("idleStops") >= 1);
 
-    turn(t, 2);
-    assertNotEquals(pid, pidOf(t), "a new process");
-    assertEquals(session, gateway.agentStatus(t).getString("acpSessionId"), "the same ACP session, resumed");
+    JsonObject second = turn(t, 2);
+    assertNotEquals(pid, second.getLong("pid"), "a new process");
+    assertEquals(session, second.getString("acpSessionId"), "the same ACP session, resumed");
     assertEquals(List.of(), gateway.eventsOfKind(t, "system"), "nothing said: " + gateway.summary(t));
     assertEquals(List.of(), gateway.eventsOfKind(t, "agent_exited"), gateway.summary(t));
   }

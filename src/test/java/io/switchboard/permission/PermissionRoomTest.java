@@ -82,7 +82,7 @@ class PermissionRoomTest {
     bus.<JsonObject>localConsumer(io.switchboard.bus.Addresses.CLUSTER_MEMBERS, m -> m.reply(new JsonObject()
         .put("members", new io.vertx.core.json.JsonArray().add(edge.copy()).add(new JsonObject().put("node", "b")
             .put("role", "agent").put("incarnation", "a1")))));
-    await(rooms.vertx.deployVerticle(new PermissionRoom(100).edgeGrace(400)));
+    await(rooms.vertx.deployVerticle(new PermissionRoom(100).edgeGrace(2_000)));
     var first = rooms.register(request("t1", "s1", "g1", "web"));
     waitFor(() -> rooms.shown.size() == 1, "shown while the edge is there");
     // The edge leaves and a restarted one (another incarnation) joins within the grace: it waits on.
@@ -90,7 +90,9 @@ class PermissionRoomTest {
     sleep(200);
     rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "joined")
         .put("incarnation", "e2"));
-    sleep(600);
+    // Past the grace of the first leave; the grace is long enough that a busy machine's late
+    // wake-up of this thread (not the room's) cannot let it run out before the join is sent.
+    sleep(2_300);
     assertFalse(first.isComplete(), "still pending: an edge came back within the grace period");
     // Gone for longer than the grace: it ends, and so does a new one, at once.
     rooms.publish(io.switchboard.bus.Addresses.CLUSTER_MEMBER, edge.copy().put("event", "left")

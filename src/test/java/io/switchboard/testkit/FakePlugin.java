@@ -235,6 +235,9 @@ public final class FakePlugin extends StdioPeer {
             });
         if (dialect.equals("vibearound")) {
           rejectOpenCards(chat, shownAsSent); // the SDK's onPromptSent: the chat's cards still shown are rejected
+          // A test that taps a card shown while a prompt was being sent waits for this: the tap of a
+          // card rejected here is dropped, and the gateway asks again with a new card.
+          record(new JsonObject().put("type", "sent_cards_rejected").put("chat", chat));
         }
         JsonObject response = asked.get(60, java.util.concurrent.TimeUnit.SECONDS);
         record(new JsonObject().put("type", "prompt_result").put("chat", chat).put("prompt", a.getString("prompt"))

@@ -4,11 +4,19 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** Loopback ports for nodes that are given a fixed port in their config before they start. */
 public final class Ports {
   private static final int LOWEST = 10_000;
+  /**
+   * Every port handed out in this JVM. The jar tests run three classes at once in one JVM, each
+   * holding ports unbound while its nodes boot; a port is a machine-wide thing, so the record of
+   * which are promised is JVM-wide too (the one static mutable field of the test kit, on purpose).
+   */
+  private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
   private Ports() {
   }
@@ -24,10 +32,13 @@ public final class Ports {
     int below = ephemeralLow();
     for (int tries = 0; tries < 1_000; tries++) {
       int port = ThreadLocalRandom.current().nextInt(LOWEST, below);
+      if (!HANDED_OUT.add(port)) {
+        continue; // promised to another test, perhaps not bound yet
+      }
       try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
         return s.getLocalPort();
       } catch (java.io.IOException taken) {
-        // in use: another
+        // in use: another (and it stays in the set: whoever has it may close and want it again)
       }
     }
     throw new IllegalStateException("no free loopback port between " + LOWEST + " and " + below);

@@ -139,7 +139,10 @@ class BrowserChatTest extends BrowserGatewayClass {
     say("<img src=x onerror=\"document.title='pwned'\"> <script>document.title='pwned too'</script> **bold**");
     awaitCard();
     WebElement reply = browser.findElements(By.cssSelector(".msg.agent")).get(0);
-    Thread.sleep(300); // give a would-be onerror handler its chance to run
+    // The title counts waiting questions from a frame sent a moment after the card: wait for it, then
+    // give a would-be onerror handler its chance to run, and look again.
+    waiting().until(d -> "(1) Switchboard".equals(d.getTitle()));
+    Thread.sleep(300);
     assertEquals("(1) Switchboard", browser.getTitle(), "the page's own title: one question waits");
     Object handlers = ((JavascriptExecutor) browser).executeScript(
         "return document.querySelectorAll('[onerror], script:not([src]):not([type=importmap])').length");
