@@ -432,17 +432,23 @@ class BrowserChatTest extends BrowserGatewayClass {
 
   @Test
   void aMessageTypedWhileTheGatewayIsDownIsSentWhenItIsBack(Vertx vertx) throws Exception {
+    // The gateway comes back on its port: one below the ephemeral range, which no other test's
+    // bind(0) can take while it is down (the class's gateway has one from bind(0)).
+    int port = io.switchboard.testkit.Ports.free();
+    gateway.close();
+    Path data = dir.resolve("data-on-a-fixed-port"); // a new one: its token is printed at its first start only
+    gateway = new GatewayHarness(vertx, data, port, List.of(), List.of(), io.switchboard.Gateway.Tuning.DEFAULT,
+        AgentHarness.demo());
     logIn();
     startThread();
-    int port = gateway.port;
     gateway.close();
     waiting().until(d -> "disconnected".equals(d.findElement(By.id("conn")).getDomProperty("textContent")));
     say("typed while the gateway was down");
     WebElement waitingMsg = waiting().until(d -> d.findElement(By.cssSelector(".msg.user.unsent")));
     assertTrue(waitingMsg.getText().contains("waiting for the connection"), waitingMsg.getText());
     assertTrue(browser.findElement(By.id("busy")).getDomAttribute("hidden") != null, "no 'working…' while down");
-    gateway = new GatewayHarness(vertx, dir.resolve("data"), port, List.of(), List.of(),
-        io.switchboard.Gateway.Tuning.DEFAULT, AgentHarness.demo());
+    gateway = new GatewayHarness(vertx, data, port, List.of(), List.of(), io.switchboard.Gateway.Tuning.DEFAULT,
+        AgentHarness.demo());
     // The page reconnects by itself (its session survived) and sends what was typed: the agent answers it.
     WebElement card = new WebDriverWait(browser, Duration.ofSeconds(40)).until(d ->
         d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty() ? null
