@@ -13,8 +13,9 @@ public final class Ports {
   private static final int LOWEST = 10_000;
   /**
    * Every port handed out in this JVM. The jar tests run three classes at once in one JVM, each
-   * holding ports unbound while its nodes boot; a port is a machine-wide thing, so the record of
-   * which are promised is JVM-wide too (the one static mutable field of the test kit, on purpose).
+   * holding ports unbound while its nodes boot: this JVM never promises one port twice (the one
+   * static mutable field of the test kit, on purpose: the classes share nothing else). Other test
+   * JVMs rely on the random pick alone.
    */
   private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
