@@ -437,8 +437,9 @@ class BrowserChatTest extends BrowserGatewayClass {
     int port = io.switchboard.testkit.Ports.free();
     gateway.close();
     Path data = dir.resolve("data-on-a-fixed-port"); // a new one: its token is printed at its first start only
-    gateway = new GatewayHarness(vertx, data, port, List.of(), List.of(), io.switchboard.Gateway.Tuning.DEFAULT,
-        AgentHarness.demo());
+    java.util.concurrent.Callable<GatewayHarness> onItsPort = () -> new GatewayHarness(vertx, data, port, List.of(),
+        List.of(), io.switchboard.Gateway.Tuning.DEFAULT, AgentHarness.demo());
+    gateway = onItsPort.call();
     logIn();
     startThread();
     gateway.close();
@@ -447,8 +448,7 @@ class BrowserChatTest extends BrowserGatewayClass {
     WebElement waitingMsg = waiting().until(d -> d.findElement(By.cssSelector(".msg.user.unsent")));
     assertTrue(waitingMsg.getText().contains("waiting for the connection"), waitingMsg.getText());
     assertTrue(browser.findElement(By.id("busy")).getDomAttribute("hidden") != null, "no 'working…' while down");
-    gateway = new GatewayHarness(vertx, data, port, List.of(), List.of(), io.switchboard.Gateway.Tuning.DEFAULT,
-        AgentHarness.demo());
+    gateway = onItsPort.call();
     // The page reconnects by itself (its session survived) and sends what was typed: the agent answers it.
     WebElement card = new WebDriverWait(browser, Duration.ofSeconds(40)).until(d ->
         d.findElements(By.cssSelector(".card:not(.resolved) .options button")).isEmpty() ? null
