@@ -91,9 +91,12 @@ public final class Gateway {
    */
   public static final int EVENT_LOOPS = 8;
 
-  public static io.vertx.core.VertxOptions vertxOptions() {
+  /** {@code tempDir}: where Vert.x caches the page's files it serves (the data directory's, never the shared /tmp). */
+  public static io.vertx.core.VertxOptions vertxOptions(java.nio.file.Path tempDir) {
     return new io.vertx.core.VertxOptions().setEventLoopPoolSize(
-        Math.max(EVENT_LOOPS, io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE));
+        Math.max(EVENT_LOOPS, io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE))
+        .setFileSystemOptions(new io.vertx.core.file.FileSystemOptions()
+            .setFileCacheDir(tempDir.resolve("vertx-cache").toString()));
   }
 
   /**

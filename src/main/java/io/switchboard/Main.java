@@ -88,6 +88,16 @@ public final class Main {
     }
     Settings settings = loaded.settings();
     LogSetup.configure(settings.logFormat());
+    if ((cli.command() == CommandLine.Command.DOCTOR || cli.command() == CommandLine.Command.LEDGER)
+        && Files.isDirectory(settings.dataDir())) {
+      try {
+        io.switchboard.config.DataDirectory.prepareTemp(settings.tempDir(), false);
+        useOwnTemp(settings.tempDir());
+      } catch (IOException e) {
+        err.println("switchboard: cannot prepare " + settings.tempDir() + ": " + e.getMessage());
+        return FAILED;
+      }
+    }
     return switch (cli.command()) {
       case TOKEN -> token(settings, cli.rotate());
       case DOCTOR -> new Doctor(settings, out).run() == 0 ? OK : FAILED;
@@ -331,6 +341,9 @@ public final class Main {
             + settings.dataDir());
         return FAILED;
       }
+      // Held by this gateway alone from here: what an earlier one left in its temporary folder goes.
+      io.switchboard.config.DataDirectory.prepareTemp(settings.tempDir(), true);
+      useOwnTemp(settings.tempDir());
       // An agent node has no web room: no token to make or print.
       ensured = settings.runsSurfaces() ? token.ensure() : new AccessToken.Ensured(null, false, null);
     } catch (IOException e) {
@@ -348,14 +361,14 @@ public final class Main {
     String incarnation = null;
     Vertx vertx;
     if (cluster == null) {
-      vertx = Vertx.vertx(Gateway.vertxOptions());
+      vertx = Vertx.vertx(Gateway.vertxOptions(settings.tempDir()));
     } else {
       try {
         incarnation = io.switchboard.cluster.ClusterNode.newIncarnation();
         log.info("cluster node {} ({} node, incarnation {}) joining {} from {}:{}", cluster.node(),
             cluster.role().name().toLowerCase(java.util.Locale.ROOT), incarnation, cluster.members(), cluster.host(),
             cluster.port());
-        vertx = io.switchboard.cluster.ClusterNode.join(Gateway.vertxOptions(), cluster, incarnation)
+        vertx = io.switchboard.cluster.ClusterNode.join(Gateway.vertxOptions(settings.tempDir()), cluster, incarnation)
             .await(60, TimeUnit.SECONDS);
       } catch (NoClassDefFoundError e) {
         err.println("switchboard: cluster mode needs the cluster libraries on the class path, which the jar leaves "
@@ -430,6 +443,20 @@ public final class Main {
   }
 
   /** An exclusive lock on the data directory, or null when another process holds it. */
+  /**
+   * Points everything that unpacks or caches files the gateway then loads or serves (the JVM's
+   * temporary folder, sqlite-jdbc's native library, Vert.x's file cache of the page) at the data
+   * directory's own folder, which no agent's sandbox shows, however the JVM was started: in the
+   * host's shared temporary folder an agent could patch the library the gateway loads or the page
+   * it serves (issue 42). sqlite-jdbc's own library path (the systemd unit sets it) still wins.
+   * Process-wide settings, set once by the launcher before anything reads them.
+   */
+  private static void useOwnTemp(Path temp) {
+    System.setProperty("java.io.tmpdir", temp.toString());
+    System.setProperty("org.sqlite.tmpdir", temp.toString());
+    System.setProperty("vertx.cacheDirBase", temp.resolve("vertx-cache").toString());
+  }
+
   private static FileLock lockDataDir(Path dataDir) throws IOException {
     FileChannel channel = FileChannel.open(dataDir.resolve(".lock"), StandardOpenOption.CREATE,
         StandardOpenOption.WRITE);

@@ -36,6 +36,24 @@ public final class DataDirectory {
     }
   }
 
+  /**
+   * Makes the gateway's own temporary folder ({@link Settings#tempDir()}) private, and with
+   * {@code empty} clears what a stopped gateway left there (scratch indexes, an unpacked library).
+   */
+  public static void prepareTemp(Path temp, boolean empty) throws IOException {
+    AccessToken.ensurePrivateDirectory(temp);
+    set(temp, DIR);
+    if (empty) {
+      try (var walk = Files.walk(temp)) {
+        for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          if (!p.equals(temp)) {
+            Files.deleteIfExists(p);
+          }
+        }
+      }
+    }
+  }
+
   /** What is readable or writable by others: "path (mode)" each; empty when all is private. */
   public static List<String> loose(Path dir) throws IOException {
     List<String> out = new ArrayList<>();

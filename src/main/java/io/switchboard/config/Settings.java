@@ -152,6 +152,15 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     return dataDir.resolve("worktrees");
   }
 
+  /**
+   * The gateway's own temporary files (git's scratch indexes, sqlite-jdbc's native library, the
+   * JVM's temporary folder): inside the data directory, which no agent's sandbox shows, never the
+   * host's shared temporary folder, where an agent could swap them (issue 42).
+   */
+  public Path tempDir() {
+    return dataDir.resolve("tmp");
+  }
+
   public Optional<AgentSpec> agent(String id) {
     return agents.stream().filter(a -> a.id().equals(id)).findFirst();
   }

@@ -1,24 +1,27 @@
 package io.switchboard.project;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The {@code git} program run by the gateway, never trusting what an agent could have written: the
  * repository is named explicitly ({@code GIT_DIR}, {@code GIT_COMMON_DIR}, {@code GIT_WORK_TREE},
  * so a rewritten {@code .git} pointer or {@code commondir} file is never followed), hooks,
  * fsmonitor and external diff programs are off, the user's and the system's git config are not
- * read, and the environment is clean. Each run is bounded in time and in output (both go to files,
- * watched while it runs, so a command that floods or hangs is stopped). Blocking: worker threads
- * only.
+ * read, the environment is clean, and no command enters a nested repository (a submodule or a
+ * repository an agent made inside its worktree: that inner git would read the agent's config and
+ * run its filters on the host). Each run is bounded in time and in output, read from git's own
+ * pipes (never from files an agent could swap), so a command that floods or hangs is stopped.
+ * Blocking: worker threads only.
  */
 final class Git {
   /** Refused: git failed, timed out or said too much. The message is for a person. */
@@ -32,6 +35,14 @@ final class Git {
   record Result(int exit, String out, String err, boolean truncated) {
     boolean ok() {
       return exit == 0;
+    }
+
+    /** This result, unless git failed: then a message naming {@code what} and what git said. */
+    Result requireOk(String what) throws GitException {
+      if (exit != 0) {
+        throw new GitException("git " + what + " failed: " + said(this));
+      }
+      return this;
     }
 
     String firstLine() {
@@ -50,7 +61,12 @@ final class Git {
       "-c", "core.sshCommand=false",
       "-c", "protocol.ext.allow=never",
       "-c", "commit.gpgSign=false",
-      "-c", "tag.gpgSign=false");
+      "-c", "tag.gpgSign=false",
+      // status, diff and commit never look inside a gitlink (add does anyway: ProjectRepo excludes them).
+      "-c", "diff.ignoreSubmodules=all",
+      "-c", "submodule.recurse=false",
+      "-c", "status.submoduleSummary=false",
+      "-c", "fetch.recurseSubmodules=false");
 
   static final long DEFAULT_TIMEOUT_MS = 60_000;
   static final long DEFAULT_MAX_OUTPUT = 8L << 20;
@@ -117,6 +133,27 @@ final class Git {
   }
 
   Result run(List<String> args) throws GitException {
+    return run(args, null, null);
+  }
+
+  /**
+   * Runs git and hands each NUL-separated record of its output to {@code records} as it comes,
+   * keeping none of it (listings of every file of a big worktree); the result's {@code out} is empty.
+   */
+  Result stream(Consumer<String> records, String... args) throws GitException {
+    return run(List.of(args), null, records);
+  }
+
+  /** Runs git with {@code input} on its standard input (a pathspec list, object ids to look up). */
+  Result withInput(byte[] input, List<String> args) throws GitException {
+    return run(args, input, null);
+  }
+
+  /**
+   * Runs git with its output read from its own pipes, never from files: a file the gateway reads
+   * back would sit where a sandboxed agent could swap it (issue 42). Bounded in time and output.
+   */
+  private Result run(List<String> args, byte[] input, Consumer<String> records) throws GitException {
     List<String> argv = new ArrayList<>();
     argv.add(program);
     argv.addAll(HARDENED);
@@ -145,63 +182,151 @@ final class Git {
     e.put("GIT_COMMITTER_NAME", "Switchboard");
     e.put("GIT_COMMITTER_EMAIL", "switchboard@localhost");
     e.putAll(env);
-    Path out = null;
-    Path err = null;
-    Process p = null;
+    if (input == null) {
+      pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    }
+    Process p;
     try {
-      out = Files.createTempFile("sb-git", ".out");
-      err = Files.createTempFile("sb-git", ".err");
-      pb.redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.from(
-          new java.io.File("/dev/null")));
       p = pb.start();
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-      boolean flooded = false;
-      while (!p.waitFor(20, TimeUnit.MILLISECONDS)) {
-        if (Files.size(out) + Files.size(err) > maxOutput + (64 << 10)) {
-          flooded = true;
-          break;
-        }
-        if (System.nanoTime() > deadline) {
-          p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-          throw new GitException("git " + args.get(0) + " did not finish within " + timeoutMs / 1000 + " s");
-        }
-      }
-      if (flooded) {
-        p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-      }
-      boolean truncated = flooded || Files.size(out) > maxOutput;
-      return new Result(flooded ? -1 : p.exitValue(), head(out, maxOutput), head(err, 64 << 10), truncated);
     } catch (IOException e1) {
-      if (p == null) {
-        throw new GitException("cannot run " + program + " (is git installed? Debian: apt-get install git): "
-            + e1.getMessage());
+      throw new GitException("cannot run " + program + " (is git installed? Debian: apt-get install git): "
+          + e1.getMessage());
+    }
+    Drain out = new Drain(p, p.getInputStream(), maxOutput, records);
+    Drain err = new Drain(p, p.getErrorStream(), 64 << 10, null);
+    Thread outReader = reader(out, "git-out");
+    Thread errReader = reader(err, "git-err");
+    Thread writer = input == null ? null : reader(() -> {
+      try (var in = p.getOutputStream()) {
+        in.write(input);
+      } catch (IOException gone) {
+        // git stopped reading (it failed, or needs no more): its exit says why
       }
-      throw new GitException("git " + args.get(0) + ": " + e1.getMessage());
+    }, "git-in");
+    try {
+      if (!p.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
+        kill(p);
+        throw new GitException("git " + args.get(0) + " did not finish within " + timeoutMs / 1000 + " s");
+      }
+      // A child git left behind (it should not be) could keep the pipe open: the readers wait a bounded time.
+      outReader.join(10_000);
+      errReader.join(10_000);
+      if (outReader.isAlive() || errReader.isAlive()) {
+        kill(p);
+        throw new GitException("git " + args.get(0) + " left its output open after it ended");
+      }
+      if (writer != null) {
+        writer.join(1_000);
+      }
+      if (out.failure != null) {
+        throw new GitException("git " + args.get(0) + ": " + out.failure.getMessage());
+      }
+      int exit = out.flooded ? -1 : p.exitValue();
+      return new Result(exit, out.text(), err.text(), out.flooded || out.cut);
     } catch (InterruptedException e1) {
       Thread.currentThread().interrupt();
-      if (p != null) {
-        p.destroyForcibly();
-      }
+      kill(p);
       throw new GitException("interrupted while git " + args.get(0) + " ran");
     } finally {
-      delete(out);
-      delete(err);
-    }
-  }
-
-  private static String head(Path file, long max) throws IOException {
-    try (InputStream in = Files.newInputStream(file)) {
-      return new String(in.readNBytes((int) Math.min(max, Integer.MAX_VALUE - 16)), StandardCharsets.UTF_8);
-    }
-  }
-
-  private static void delete(Path file) {
-    if (file != null) {
-      try {
-        Files.deleteIfExists(file);
-      } catch (IOException ignored) {
-        // a temporary file; the system's cleaner takes it
+      if (p.isAlive()) {
+        kill(p);
       }
+    }
+  }
+
+  private static Thread reader(Runnable work, String name) {
+    Thread t = new Thread(work, name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private static void kill(Process p) {
+    p.descendants().forEach(ProcessHandle::destroyForcibly);
+    p.destroyForcibly();
+    try {
+      p.waitFor(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * One of git's pipes read to its end: kept up to {@code max} bytes, or handed on record by record
+   * (NUL-separated) to a consumer. A listing past {@code max} records' worth stops git ({@code flooded}),
+   * as output past the bound does; a kept output past it is cut ({@code cut}).
+   */
+  private static final class Drain implements Runnable {
+    private final Process process;
+    private final InputStream in;
+    private final long max;
+    private final Consumer<String> records;
+    private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream record = new ByteArrayOutputStream();
+    private volatile boolean flooded;
+    private volatile boolean cut;
+    private volatile IOException failure;
+
+    Drain(Process process, InputStream in, long max, Consumer<String> records) {
+      this.process = process;
+      this.in = in;
+      this.max = max;
+      this.records = records;
+    }
+
+    @Override
+    public void run() {
+      byte[] buf = new byte[16 << 10];
+      long total = 0;
+      try (in) {
+        int n;
+        while ((n = in.read(buf)) > 0) {
+          total += n;
+          if (records != null) {
+            split(buf, n);
+            continue;
+          }
+          if (kept.size() < max) {
+            kept.write(buf, 0, (int) Math.min(n, max - kept.size()));
+          }
+          if (total > max) {
+            cut = true;
+            if (total > max + (64 << 10)) {
+              flooded = true; // far past the bound: stop git rather than read on
+              process.destroyForcibly();
+              return;
+            }
+          }
+        }
+        if (records != null && record.size() > 0) {
+          records.accept(record.toString(StandardCharsets.UTF_8));
+        }
+      } catch (IOException e) {
+        if (!flooded && process.isAlive()) {
+          failure = e;
+        }
+      }
+    }
+
+    private void split(byte[] buf, int n) {
+      int from = 0;
+      for (int i = 0; i < n; i++) {
+        if (buf[i] == 0) {
+          record.write(buf, from, i - from);
+          records.accept(record.toString(StandardCharsets.UTF_8));
+          record.reset();
+          from = i + 1;
+        }
+      }
+      record.write(buf, from, n - from);
+      if (record.size() > max) {
+        flooded = true; // one name longer than any path: not a listing
+        process.destroyForcibly();
+      }
+    }
+
+    String text() {
+      return kept.toString(StandardCharsets.UTF_8);
     }
   }
 }

@@ -35,17 +35,41 @@ final class ProjectRepo {
   private static final Pattern SHA = Pattern.compile("[0-9a-f]{40,64}");
   /** The most of a diff shown at once; a bigger one says it was cut. */
   static final long MAX_PATCH_BYTES = 1L << 20;
+  /** The most files Changes lists, and the most bytes of their names: a worktree of 100,000 files is counted, not listed. */
+  static final int MAX_LISTED_FILES = 1_000;
+  static final int MAX_LISTED_NAME_BYTES = 256 << 10;
   private static final int SETUP_OUTPUT_BYTES = 16 << 10;
+  /**
+   * For diffs of the index against a tree (no working files read): shows a gitlink's recorded commit
+   * changing, which the hardened {@code diff.ignoreSubmodules=all} would hide, and still never looks
+   * inside one.
+   */
+  private static final String SHOW_GITLINKS = "--ignore-submodules=dirty";
+  private static final Pattern CHECKPOINT_BYTES = Pattern.compile("\nSwitchboard-Checkpoint-Bytes: (\\d+)");
+
+  /** What a checkpoint may take: files over {@code maxFileBytes} are left out, and a thread's checkpoints stop at {@code budgetBytes}. */
+  record CheckpointLimits(long maxFileBytes, long budgetBytes) {
+    static final CheckpointLimits DEFAULT = new CheckpointLimits(10L << 20, 512L << 20);
+  }
 
   private final ProjectSpec spec;
   private final Path worktrees;
+  /** The gateway's own temporary files (scratch indexes, checkpoint objects): in the data directory, hidden from agents. */
+  private final Path scratch;
   private final String program;
+  private final CheckpointLimits checkpointLimits;
   private GitLayout layout;
 
-  ProjectRepo(ProjectSpec spec, Path worktreesDir, String program) {
+  ProjectRepo(ProjectSpec spec, Path worktreesDir, Path scratchDir, String program) {
+    this(spec, worktreesDir, scratchDir, program, CheckpointLimits.DEFAULT);
+  }
+
+  ProjectRepo(ProjectSpec spec, Path worktreesDir, Path scratchDir, String program, CheckpointLimits checkpointLimits) {
     this.spec = spec;
     this.worktrees = worktreesDir.resolve(spec.id());
+    this.scratch = scratchDir;
     this.program = program;
+    this.checkpointLimits = checkpointLimits;
   }
 
   ProjectSpec spec() {
@@ -185,7 +209,7 @@ final class ProjectRepo {
   private JsonObject setup(Path dir) {
     JsonObject result = new JsonObject().put("command", new JsonArray(spec.setup()));
     try {
-      Path log = Files.createTempFile("sb-setup", ".log");
+      Path log = Files.createTempFile(scratchDir(), "setup", ".log");
       try {
         Process p = new ProcessBuilder(spec.setup()).directory(dir.toFile()).redirectErrorStream(true)
             .redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -220,8 +244,10 @@ final class ProjectRepo {
 
   /**
    * The thread's work against the merge base with its base branch, untracked files included (read
-   * through a copy of its index, so the thread's own is untouched): files with their line counts,
-   * the patch (cut at {@link #MAX_PATCH_BYTES}), commits ahead and files not yet committed.
+   * through a copy of its index, so the thread's own is untouched): files with their line counts
+   * (at most {@link #MAX_LISTED_FILES}, the rest counted), the patch (cut at {@link #MAX_PATCH_BYTES}),
+   * commits ahead and files not yet committed. A name with invisible or control characters carries
+   * a {@code label} that shows them; a nested repository is marked {@code repository} (never entered).
    */
   JsonObject changes(Worktree w) throws GitException {
     requirePresent(w);
@@ -231,22 +257,143 @@ final class ProjectRepo {
     Path index = null;
     try {
       index = scratchIndex(w);
-      Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
-      scratch.ok("add", "-A", "--", ".");
-      JsonArray files = new JsonArray();
-      String numstat = scratch.ok("diff", "--cached", "--no-ext-diff", "--no-textconv", "--numstat", "-z", "-M",
-          mergeBase).out();
-      parseNumstat(numstat, files);
-      Git.Result patch = scratch.limits(Git.DEFAULT_TIMEOUT_MS, MAX_PATCH_BYTES).run("diff", "--cached",
-          "--no-ext-diff", "--no-textconv", "--no-color", "-M", mergeBase);
-      String uncommitted = scratch.ok("diff", "--cached", "--name-only", "-z", "HEAD").out();
-      int pending = uncommitted.isEmpty() ? 0 : uncommitted.split("\0").length;
+      Git scratchGit = tree.with("GIT_INDEX_FILE", index.toString());
+      addAll(scratchGit, List.of());
+      java.util.Set<String> repositories = new java.util.HashSet<>();
+      String[] meta = {null};
+      scratchGit.stream(r -> {
+        if (meta[0] == null) {
+          meta[0] = r;
+          return;
+        }
+        if ((meta[0].startsWith(":160000") || meta[0].startsWith(":000000 160000") || meta[0].contains(" 160000 "))
+            && repositories.size() < MAX_LISTED_FILES) {
+          repositories.add(r);
+        }
+        meta[0] = null;
+      }, "diff", "--cached", SHOW_GITLINKS, "--raw", "-z", "--no-renames", "--no-abbrev", mergeBase).requireOk("diff");
+      FileList files = new FileList(repositories);
+      scratchGit.stream(files, "diff", "--cached", SHOW_GITLINKS, "--no-ext-diff", "--no-textconv", "--numstat", "-z", "-M",
+          mergeBase).requireOk("diff");
+      Git.Result patch = scratchGit.limits(Git.DEFAULT_TIMEOUT_MS, MAX_PATCH_BYTES).run("diff", "--cached",
+          SHOW_GITLINKS, "--no-ext-diff", "--no-textconv", "--no-color", "-M", mergeBase);
+      int[] pending = {0};
+      scratchGit.stream(r -> {
+        if (!r.isEmpty()) {
+          pending[0]++;
+        }
+      }, "diff", "--cached", SHOW_GITLINKS, "--name-only", "-z", "HEAD").requireOk("diff");
       int ahead = Integer.parseInt(tree.ok("rev-list", "--count", mergeBase + "..HEAD").firstLine());
       return new JsonObject().put("threadId", w.threadId()).put("branch", w.branch()).put("baseRef", w.baseRef())
-          .put("mergeBase", mergeBase).put("head", head).put("files", files).put("patch", patch.out())
-          .put("truncated", patch.truncated()).put("ahead", ahead).put("uncommitted", pending);
+          .put("mergeBase", mergeBase).put("head", head).put("files", files.listed).put("filesTotal", files.total)
+          .put("filesOmitted", files.total - files.listed.size()).put("patch", patch.out())
+          .put("truncated", patch.truncated()).put("ahead", ahead).put("uncommitted", pending[0]);
     } finally {
       deleteQuietly(index);
+    }
+  }
+
+  /**
+   * {@code --numstat -z} read record by record: "added\tremoved\tpath", or for a rename
+   * "added\tremoved\t" then "from" then "to". Lists the first files within the bounds, counts them all.
+   */
+  private static final class FileList implements java.util.function.Consumer<String> {
+    final JsonArray listed = new JsonArray();
+    final java.util.Set<String> repositories;
+    int total;
+    private int nameBytes;
+    private JsonObject renamed;
+
+    FileList(java.util.Set<String> repositories) {
+      this.repositories = repositories;
+    }
+
+    @Override
+    public void accept(String r) {
+      if (renamed != null) {
+        if (!renamed.containsKey("from")) {
+          renamed.put("from", r);
+        } else {
+          JsonObject file = renamed;
+          renamed = null;
+          list(file.put("path", r));
+        }
+        return;
+      }
+      String[] cols = r.split("\t", 3);
+      if (cols.length < 3) {
+        return;
+      }
+      JsonObject file = new JsonObject();
+      boolean binary = cols[0].equals("-");
+      file.put("added", binary ? 0 : parse(cols[0])).put("removed", binary ? 0 : parse(cols[1])).put("binary", binary);
+      if (cols[2].isEmpty()) {
+        renamed = file;
+      } else {
+        list(file.put("path", cols[2]));
+      }
+    }
+
+    private void list(JsonObject file) {
+      total++;
+      String path = file.getString("path");
+      int bytes = path.length() + file.getString("from", "").length();
+      if (listed.size() >= MAX_LISTED_FILES || nameBytes + bytes > MAX_LISTED_NAME_BYTES) {
+        return;
+      }
+      nameBytes += bytes;
+      if (repositories.contains(path)) {
+        file.put("repository", true);
+      }
+      label(file, "path", "label");
+      label(file, "from", "fromLabel");
+      listed.add(file);
+    }
+
+    private static void label(JsonObject file, String key, String labelKey) {
+      String name = file.getString(key);
+      if (name != null && !FileNames.visible(name).equals(name)) {
+        file.put(labelKey, FileNames.visible(name));
+      }
+    }
+
+    private static int parse(String n) {
+      try {
+        return Integer.parseInt(n);
+      } catch (NumberFormatException e) {
+        return 0;
+      }
+    }
+  }
+
+  /**
+   * Stages everything in the worktree into {@code git}'s index but nested repositories: a gitlink
+   * already in the index is left as it is ({@code git add} would run {@code git status} inside it,
+   * and that inner git reads the agent's config and runs its filters on the host), one the agent
+   * made is recorded by its HEAD, never entered. {@code without}: more paths left out (files too
+   * big for a checkpoint).
+   */
+  private static void addAll(Git git, List<String> without) throws GitException {
+    List<String> gitlinks = new ArrayList<>();
+    git.stream(r -> {
+      if (r.startsWith("160000 ")) {
+        int tab = r.indexOf('\t');
+        if (tab > 0) {
+          gitlinks.add(r.substring(tab + 1));
+        }
+      }
+    }, "ls-files", "-s", "-z").requireOk("ls-files");
+    java.io.ByteArrayOutputStream pathspecs = new java.io.ByteArrayOutputStream();
+    pathspecs.writeBytes(".\0".getBytes(StandardCharsets.UTF_8));
+    for (List<String> paths : List.of(gitlinks, without)) {
+      for (String path : paths) {
+        pathspecs.writeBytes((":(exclude,literal)" + path + "\0").getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    Git.Result added = git.withInput(pathspecs.toByteArray(), List.of("add", "-A", "--pathspec-from-file=-",
+        "--pathspec-file-nul"));
+    if (!added.ok()) {
+      throw new GitException("git add failed: " + Git.said(added));
     }
   }
 
@@ -258,7 +405,7 @@ final class ProjectRepo {
   /** A copy of the worktree's index (its stat data saves hashing every file again), or an empty file. */
   private Path scratchIndex(Worktree w) throws GitException {
     try {
-      Path copy = Files.createTempFile("sb-index", "");
+      Path copy = Files.createTempFile(scratchDir(), "index", "");
       Path index = layout().adminDir(w.threadId()).resolve("index");
       if (Files.isRegularFile(index, LinkOption.NOFOLLOW_LINKS)) {
         Files.copy(index, copy, StandardCopyOption.REPLACE_EXISTING);
@@ -272,74 +419,179 @@ final class ProjectRepo {
     }
   }
 
-  /** {@code --numstat -z}: "added\tremoved\tpath\0", or for a rename "added\tremoved\t\0from\0to\0". */
-  private static void parseNumstat(String out, JsonArray files) {
-    String[] parts = out.split("\0", -1);
-    for (int i = 0; i < parts.length; i++) {
-      String p = parts[i];
-      if (p.isEmpty()) {
-        continue;
-      }
-      String[] cols = p.split("\t", 3);
-      if (cols.length < 3) {
-        continue;
-      }
-      JsonObject file = new JsonObject();
-      boolean binary = cols[0].equals("-");
-      file.put("added", binary ? 0 : Integer.parseInt(cols[0])).put("removed", binary ? 0 : Integer.parseInt(cols[1]))
-          .put("binary", binary);
-      if (cols[2].isEmpty() && i + 2 < parts.length) {
-        file.put("from", parts[i + 1]).put("path", parts[i + 2]);
-        i += 2;
-      } else {
-        file.put("path", cols[2]);
-      }
-      files.add(file);
+  /** The gateway's scratch folder, made private (0700) at first use. */
+  private Path scratchDir() throws IOException {
+    if (!Files.isDirectory(scratch)) {
+      io.switchboard.config.AccessToken.ensurePrivateDirectory(scratch);
     }
+    return scratch;
   }
 
   /**
    * A checkpoint after a turn: everything in the worktree (what is not committed and untracked
    * files too, read through a scratch index) recorded as a commit on
    * {@code refs/switchboard/checkpoints/<thread>} — its reflog keeps the earlier ones — without
-   * touching the thread's branch, index or files. Returns the checkpoint, or null when nothing
-   * changed since the last one.
+   * touching the thread's branch, index or files. Bounded: files over the limit are left out (named
+   * in {@code skipped}), and the objects are written to a scratch folder first, so a checkpoint that
+   * would take the thread past its budget adds nothing to the repository ({@code budgetReached}).
+   * Returns null when nothing changed since the last one.
    */
   JsonObject checkpoint(Worktree w, long turn) throws GitException {
     requirePresent(w);
     Git tree = tree(w).with("GIT_OPTIONAL_LOCKS", "0");
     String ref = "refs/switchboard/checkpoints/" + w.threadId();
     String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
+    Git.Result last = tree.run("rev-parse", "--verify", "-q", ref + "^{commit}");
+    long spent = last.ok() ? checkpointBytes(last.firstLine()) : 0;
     Path index = scratchIndex(w);
+    Path objects;
     try {
-      Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
-      scratch.ok("add", "-A", "--", ".");
-      String snapshot = scratch.ok("write-tree").firstLine();
-      Git.Result last = tree.run("rev-parse", "--verify", "-q", ref + "^{tree}");
-      if (last.ok() ? last.firstLine().equals(snapshot) : snapshot.equals(tree.ok("rev-parse", "HEAD^{tree}")
+      objects = Files.createTempDirectory(scratchDir(), "objects");
+    } catch (IOException e) {
+      deleteQuietly(index);
+      throw new GitException("cannot make a scratch folder for a checkpoint: " + e.getMessage());
+    }
+    try {
+      Git scratchGit = tree.with("GIT_INDEX_FILE", index.toString()).with("GIT_OBJECT_DIRECTORY", objects.toString())
+          .with("GIT_ALTERNATE_OBJECT_DIRECTORIES", layout().commonDir().resolve("objects").toString());
+      List<String> tooBig = new ArrayList<>();
+      long[] bigCount = {0};
+      scratchGit.stream(name -> {
+        if (name.isEmpty()) {
+          return;
+        }
+        try {
+          Path file = w.dir().resolve(name);
+          if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) > checkpointLimits.maxFileBytes()) {
+            bigCount[0]++;
+            if (tooBig.size() < MAX_LISTED_FILES) {
+              tooBig.add(name);
+            }
+          }
+        } catch (IOException | java.nio.file.InvalidPathException gone) {
+          // gone meanwhile, or a name no path can hold: git's add decides
+        }
+      }, "ls-files", "-z", "-o", "-m", "--exclude-standard").requireOk("ls-files");
+      if (bigCount[0] > tooBig.size()) {
+        return new JsonObject().put("skippedAll", true).put("note", "No checkpoints while more than "
+            + MAX_LISTED_FILES + " files of this thread are over " + mib(checkpointLimits.maxFileBytes()) + ".");
+      }
+      addAll(scratchGit, tooBig);
+      String snapshot = scratchGit.ok("write-tree").firstLine();
+      Git.Result lastTree = tree.run("rev-parse", "--verify", "-q", ref + "^{tree}");
+      if (lastTree.ok() ? lastTree.firstLine().equals(snapshot) : snapshot.equals(tree.ok("rev-parse", "HEAD^{tree}")
           .firstLine())) {
         return null;
       }
-      String commit = tree.ok("commit-tree", snapshot, "-p", head, "-m", "Checkpoint after turn " + turn
-          + " of thread " + w.threadId()).firstLine();
+      long grown = treeBytes(objects);
+      JsonObject made = new JsonObject().put("ref", ref);
+      if (!tooBig.isEmpty()) {
+        made.put("skipped", new JsonArray(tooBig.subList(0, Math.min(20, tooBig.size())))).put("skippedCount",
+            tooBig.size());
+      }
+      if (spent + grown > checkpointLimits.budgetBytes()) {
+        return made.put("budgetReached", true).put("note", "This thread's checkpoints reached their budget of "
+            + mib(checkpointLimits.budgetBytes()) + ": later turns are not checkpointed (commit or merge its work "
+            + "to keep it).");
+      }
+      String commit = scratchGit.ok("commit-tree", snapshot, "-p", head, "-m", "Checkpoint after turn " + turn
+          + " of thread " + w.threadId() + "\n\nSwitchboard-Checkpoint-Bytes: " + (spent + grown)).firstLine();
+      importObjects(objects, layout().commonDir().resolve("objects"));
       tree.ok("update-ref", "--create-reflog", "-m", "switchboard: checkpoint after turn " + turn, ref, commit);
-      return new JsonObject().put("checkpoint", commit).put("ref", ref);
+      made.put("checkpoint", commit);
+      if (!tooBig.isEmpty()) {
+        made.put("note", "Checkpoints leave out " + tooBig.size() + " file"
+            + (tooBig.size() == 1 ? "" : "s") + " over " + mib(checkpointLimits.maxFileBytes()) + ": "
+            + String.join(", ", tooBig.subList(0, Math.min(5, tooBig.size())).stream().map(FileNames::visible)
+            .toList()) + (tooBig.size() > 5 ? ", …" : "") + ".");
+      }
+      return made;
     } finally {
       deleteQuietly(index);
+      deleteTree(objects);
     }
   }
 
-  /** Commits everything in the worktree (the gateway's commit, never the agent's): the new commit. */
+  private static String mib(long bytes) {
+    return (bytes >> 20) + " MiB";
+  }
+
+  /** What a thread's checkpoints took so far, as its last one says (the gateway's own commit: trusted). */
+  private long checkpointBytes(String commit) throws GitException {
+    java.util.regex.Matcher m = CHECKPOINT_BYTES.matcher(repo().ok("cat-file", "commit", commit).out());
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  private static long treeBytes(Path dir) throws GitException {
+    try (var walk = Files.walk(dir)) {
+      return walk.filter(f -> Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)).mapToLong(f -> {
+        try {
+          return Files.size(f);
+        } catch (IOException e) {
+          return 0;
+        }
+      }).sum();
+    } catch (IOException e) {
+      throw new GitException("cannot measure a checkpoint: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Moves a checkpoint's new objects (loose, or a pack) into the repository: each copied beside its
+   * place and renamed into it, packs before their indexes, so git never sees half an object.
+   */
+  private static void importObjects(Path from, Path into) throws GitException {
+    try (var walk = Files.walk(from)) {
+      List<Path> files = walk.filter(f -> Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS))
+          .filter(f -> !from.relativize(f).startsWith("info"))
+          .sorted(java.util.Comparator.comparing((Path f) -> f.toString().endsWith(".idx")).thenComparing(Path::toString))
+          .toList();
+      for (Path f : files) {
+        Path target = into.resolve(from.relativize(f).toString());
+        if (Files.exists(target)) {
+          continue;
+        }
+        Files.createDirectories(target.getParent());
+        Path tmp = target.resolveSibling("tmp_sb_" + target.getFileName());
+        Files.copy(f, tmp, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+      }
+    } catch (IOException e) {
+      throw new GitException("cannot store a checkpoint's objects: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Commits everything in the worktree (the gateway's commit, never the agent's): the new commit.
+   * Refused, with nothing staged, when a name to commit holds a control character.
+   */
   JsonObject commit(Worktree w, String message, String who) throws GitException {
     requirePresent(w);
     Git tree = tree(w);
-    tree.ok("add", "-A", "--", ".");
-    if (tree.run("diff", "--cached", "--quiet", "HEAD").ok()) {
+    refuseLyingNames(tree, "commit", "ls-files", "-z", "-o", "-m", "--exclude-standard");
+    refuseLyingNames(tree, "commit", "diff", "--cached", SHOW_GITLINKS, "--name-only", "-z", "HEAD");
+    addAll(tree, List.of());
+    if (tree.run("diff", "--cached", SHOW_GITLINKS, "--quiet", "HEAD").ok()) {
       throw new GitException("nothing to commit: the worktree has no change since its last commit");
     }
     tree.ok("commit", "-q", "--no-verify", "-m", message + "\n\nSwitchboard-Committed-By: " + who);
     String sha = tree.ok("rev-parse", "HEAD").firstLine();
     return new JsonObject().put("commit", sha);
+  }
+
+  /** Refuses the action when a name git lists holds a control or direction character (FileNames#lying). */
+  private static void refuseLyingNames(Git git, String action, String... listing) throws GitException {
+    String[] found = {null};
+    git.stream(name -> {
+      if (found[0] == null && FileNames.lying(name)) {
+        found[0] = name;
+      }
+    }, listing).requireOk(listing[0]);
+    if (found[0] != null) {
+      throw new GitException("the file name " + FileNames.visible(found[0]) + " holds a control or direction "
+          + "character, which would show as something it is not; rename it first (nothing was "
+          + (action.equals("merge") ? "merged" : "committed") + ")");
+    }
   }
 
   /**
@@ -384,6 +636,7 @@ final class ProjectRepo {
       throw new GitException("git merge-tree failed: " + Git.said(merged));
     }
     String newTree = merged.firstLine();
+    refuseLyingNames(repo, "merge", "diff", SHOW_GITLINKS, "--name-only", "-z", "--no-renames", baseTip, newTree);
     Path checkedOut = checkedOutAt(w.baseRef());
     if (checkedOut != null && !checkedOut.equals(spec.path())) {
       throw new GitException(w.baseRef() + " is checked out in " + checkedOut + "; merge there, or check out another "
@@ -406,6 +659,14 @@ final class ProjectRepo {
     if (!SHA.matcher(commit).matches()) {
       throw new GitException("git commit-tree did not make a commit; nothing was merged");
     }
+    if (checkedOut != null) {
+      // Everything checked before anything moves: untracked files of the person's in the way refuse here.
+      Git.Result trial = mainTree().run("read-tree", "-m", "-u", "-n", baseTip, commit);
+      if (!trial.ok()) {
+        throw new GitException("merging into " + w.baseRef() + " would overwrite files in " + spec.path() + ": "
+            + Git.said(trial) + " (nothing was merged, nothing of yours touched)");
+      }
+    }
     MergeIntent intent = new MergeIntent(worktrees);
     intent.write(w.baseRef(), baseTip, commit, checkedOut != null);
     Git.Result moved = repo.run("update-ref", "-m", "switchboard: merge " + w.branch(), "refs/heads/" + w.baseRef(),
@@ -415,7 +676,16 @@ final class ProjectRepo {
       throw new GitException(w.baseRef() + " moved while merging; nothing was merged, try again");
     }
     if (checkedOut != null) {
-      mainTree().ok("read-tree", "-m", "-u", baseTip, commit);
+      Git.Result brought = mainTree().run("read-tree", "-m", "-u", baseTip, commit);
+      if (!brought.ok()) {
+        // Something of the person's appeared since the trial: the branch goes back, the checkout never moved.
+        Git.Result back = repo.run("update-ref", "-m", "switchboard: merge " + w.branch() + " undone",
+            "refs/heads/" + w.baseRef(), baseTip, commit);
+        intent.clear();
+        throw new GitException("merging into " + w.baseRef() + " would overwrite files in " + spec.path() + ": "
+            + Git.said(brought) + (back.ok() ? " (nothing was merged, nothing of yours touched)"
+            : "; " + w.baseRef() + " could not be moved back: " + Git.said(back)));
+      }
     }
     intent.clear();
     // The thread goes on from what was merged (its work is in it), keeping files it has not committed.
@@ -455,7 +725,7 @@ final class ProjectRepo {
         Path index = scratchIndex(w);
         try {
           Git scratch = tree.with("GIT_INDEX_FILE", index.toString());
-          scratch.ok("add", "-A", "--", ".");
+          addAll(scratch, List.of());
           String snapTree = scratch.ok("write-tree").firstLine();
           if (!snapTree.equals(tree.ok("rev-parse", "HEAD^{tree}").firstLine())) {
             snapshot = tree.ok("commit-tree", snapTree, "-p", head, "-m", "Work not committed, kept when thread "
@@ -471,6 +741,8 @@ final class ProjectRepo {
       }
     }
     remove(w);
+    // The turns' restore points go with the work (the archive keeps it): git's gc may take their files.
+    repo.run("update-ref", "-d", "refs/switchboard/checkpoints/" + w.threadId());
     return new JsonObject().put("archive", archive);
   }
 
@@ -523,17 +795,14 @@ final class ProjectRepo {
     MergeIntent intent = new MergeIntent(worktrees);
     MergeIntent.Pending pending = intent.read();
     if (pending != null) {
-      Git.Result at = repo().run("rev-parse", "--verify", "-q", "refs/heads/" + pending.base());
-      if (at.ok() && at.firstLine().equals(pending.to()) && pending.checkedOut()) {
-        // The base moved; bring the person's checkout along if it still shows the old commit's files.
-        String indexTree = mainTree().ok("write-tree").firstLine();
-        String fromTree = repo().ok("rev-parse", pending.from() + "^{tree}").firstLine();
-        if (indexTree.equals(fromTree)) {
-          mainTree().ok("read-tree", "-m", "-u", pending.from(), pending.to());
-          done.add("finished the merge into " + pending.base() + " a stop interrupted");
-        }
+      try {
+        done.add(finishOrUndo(pending));
+      } catch (GitException e) {
+        done.add("a merge into " + pending.base() + " a stop interrupted could not be checked (" + e.getMessage()
+            + "); " + pending.base() + " is at " + pending.to() + ", your checkout as it was");
+      } finally {
+        intent.clear(); // said once: never a warning at every start
       }
-      intent.clear();
     }
     repo().run("worktree", "prune");
     java.util.Set<String> ids = new java.util.HashSet<>();
@@ -564,6 +833,34 @@ final class ProjectRepo {
       }
     }
     return done;
+  }
+
+  /**
+   * A merge a stop cut in two: the base branch moved but the person's checkout may not have
+   * followed. Finished when the checkout still shows the old commit and can follow; undone (the
+   * branch moved back by compare-and-swap) when it cannot. A line saying which.
+   */
+  private String finishOrUndo(MergeIntent.Pending pending) throws GitException {
+    Git.Result at = repo().run("rev-parse", "--verify", "-q", "refs/heads/" + pending.base());
+    if (!at.ok() || !at.firstLine().equals(pending.to())) {
+      return "a merge into " + pending.base() + " a stop interrupted had not moved it: nothing was merged";
+    }
+    if (!pending.checkedOut()) {
+      return "finished the merge into " + pending.base() + " a stop interrupted";
+    }
+    String indexTree = mainTree().ok("write-tree").firstLine();
+    if (indexTree.equals(repo().ok("rev-parse", pending.to() + "^{tree}").firstLine())) {
+      return "finished the merge into " + pending.base() + " a stop interrupted";
+    }
+    boolean showsOld = indexTree.equals(repo().ok("rev-parse", pending.from() + "^{tree}").firstLine());
+    if (showsOld && mainTree().run("read-tree", "-m", "-u", pending.from(), pending.to()).ok()) {
+      return "finished the merge into " + pending.base() + " a stop interrupted";
+    }
+    Git.Result back = repo().run("update-ref", "-m", "switchboard: interrupted merge undone",
+        "refs/heads/" + pending.base(), pending.from(), pending.to());
+    return back.ok() ? "undid a merge into " + pending.base() + " a stop interrupted: your checkout could not follow "
+        + "it, so " + pending.base() + " is back at " + pending.from() + " (merge again from the thread)"
+        : "a merge into " + pending.base() + " a stop interrupted could not be finished or undone: " + Git.said(back);
   }
 
   /** For an orphan worktree the base is unknown: its branch's first parent chain root is never "no work". */

@@ -49,7 +49,7 @@ public final class ProjectRoom extends VerticleBase {
     bus = vertx.eventBus();
     for (ProjectSpec p : settings.projects()) {
       if (p.perThread()) {
-        repos.put(p.id(), new ProjectRepo(p, settings.worktreesDir(), gitProgram));
+        repos.put(p.id(), new ProjectRepo(p, settings.worktreesDir(), settings.tempDir().resolve("git"), gitProgram));
         lanes.put(p.id(), new BlockingLane(vertx, 1));
       }
     }

@@ -85,6 +85,8 @@ public final class ThreadRoom extends VerticleBase {
     String worktreeState;
     /** Turns ended while this gateway ran (numbers its checkpoints). */
     long turns;
+    /** What the last checkpoint said (files left out, its budget reached): said again only when it changes. */
+    String checkpointNote;
     /** A person's commit, merge or discard of its work is under way: one at a time. */
     boolean projectBusy;
     final Set<String> routes = new LinkedHashSet<>();
@@ -377,6 +379,14 @@ public final class ThreadRoom extends VerticleBase {
     long turn = ++t.turns;
     bus.<JsonObject>request(Addresses.PROJECT_CHECKPOINT, t.worktreeFacts().put("turn", turn),
             new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS))
+        .onSuccess(reply -> {
+          // Files left out, or the budget reached: said in the thread, once while it stays so.
+          String note = reply.body().getString("note");
+          if (note != null && !note.equals(t.checkpointNote)) {
+            append(t, new JsonObject().put("kind", "system").put("level", "warning").put("text", note));
+          }
+          t.checkpointNote = note;
+        })
         .onFailure(err -> log.warn("thread {}: no checkpoint after turn {}: {}", t.id, turn, err.getMessage()));
   }
 

@@ -55,7 +55,7 @@ class ProjectRepoTest {
     repoDir = newRepo(tmp.resolve("repo"));
     worktrees = tmp.resolve("data/worktrees");
     repo = new ProjectRepo(new ProjectSpec("app", "App", repoDir, List.of(), ProjectSpec.Worktrees.PER_THREAD, null,
-        null, List.of(".env"), List.of("sh", "-c", "echo set up in $(pwd)")), worktrees, "git");
+        null, List.of(".env"), List.of("sh", "-c", "echo set up in $(pwd)")), worktrees, tmp.resolve("data/tmp/git"), "git");
   }
 
   private ProjectRepo.Worktree created(String threadId, String branch) throws Exception {
@@ -93,7 +93,7 @@ class ProjectRepoTest {
     assertTrue(detached.getMessage().contains("detached HEAD"), detached.getMessage());
     assertFalse(Files.exists(worktrees.resolve("app/t_1")));
     ProjectRepo missing = new ProjectRepo(new ProjectSpec("app", "App", repoDir, List.of(),
-        ProjectSpec.Worktrees.PER_THREAD, "nope", null, null, null), worktrees, "git");
+        ProjectSpec.Worktrees.PER_THREAD, "nope", null, null, null), worktrees, tmp.resolve("data/tmp/git"), "git");
     GitException noBase = assertThrows(GitException.class, () -> missing.create("t_1", null));
     assertTrue(noBase.getMessage().contains("base branch nope"), noBase.getMessage());
     assertEquals(1, person(repoDir, "worktree", "list").lines().count());
@@ -261,7 +261,7 @@ class ProjectRepoTest {
 
   @Test
   void noGitProgramIsAClearError() throws Exception {
-    ProjectRepo none = new ProjectRepo(repo.spec(), worktrees, "/nonexistent/git");
+    ProjectRepo none = new ProjectRepo(repo.spec(), worktrees, tmp.resolve("data/tmp/git"), "/nonexistent/git");
     GitException e = assertThrows(GitException.class, () -> none.create("t_1", null));
     assertTrue(e.getMessage().contains("is git installed?"), e.getMessage());
     assertNotNull(repo.layout());
