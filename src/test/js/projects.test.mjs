@@ -108,6 +108,8 @@ test('the counts say commits ahead and files not committed, in words', () => {
   assert.equal(countsText({ ahead: 2, uncommitted: 1, baseRef: 'main' }), '2 commits ahead of main \u00b7 1 file not committed');
   assert.equal(countsText({ ahead: 1, uncommitted: 0, baseRef: 'dev' }), '1 commit ahead of dev \u00b7 nothing left to commit');
   assert.equal(countsText({ ahead: 0, uncommitted: 3, baseRef: 'main' }), 'no commits ahead of main \u00b7 3 files not committed');
+  assert.equal(countsText({ ahead: 0, uncommitted: 100000, baseRef: 'main', filesTotal: 100000, filesOmitted: 99000 }),
+    'no commits ahead of main \u00b7 100000 files not committed \u00b7 99000 more files not listed (of 100000)');
   assert.equal(fileCounts({ added: 3, removed: 1, binary: false }), '+3 \u22121');
   assert.equal(fileCounts({ added: 0, removed: 0, binary: true }), 'binary');
   assert.equal(fileCounts({ added: null }), '');

@@ -214,7 +214,9 @@ function fileItem(f, open) {
   const details = el('details');
   details.open = open;
   const summary = el('summary');
-  summary.append(el('span', 'file-path', f.from ? f.from + ' \u2192 ' + f.path : f.path));
+  // A name with invisible or control characters comes with a label that shows them (<U+202E>...).
+  const name = f.label || f.path;
+  summary.append(el('span', 'file-path', f.from ? (f.fromLabel || f.from) + ' \u2192 ' + name : name));
   const counts = fileCounts(f);
   if (counts) {
     const n = el('span', 'file-counts');
@@ -224,7 +226,10 @@ function fileItem(f, open) {
     summary.append(n);
   }
   details.append(summary);
-  if (f.diff === null) details.append(el('p', 'meta', 'Its diff is past where the patch was cut short.'));
+  if (f.repository) {
+    details.append(el('p', 'meta', 'A git repository inside the worktree: recorded as its commit, never opened '
+      + 'by the gateway (its own settings could run programs).'));
+  } else if (f.diff === null) details.append(el('p', 'meta', 'Its diff is past where the patch was cut short.'));
   else {
     const rows = patchRows(f.diff);
     details.append(rows.length ? diffBox(null, null, rows) : el('p', 'meta', 'No lines changed (a new empty file or a mode change).'));

@@ -185,7 +185,10 @@ export function fileCounts(f) {
 export function countsText(c) {
   const ahead = c.ahead ? plural(c.ahead, 'commit', 'commits') + ' ahead of ' + c.baseRef : 'no commits ahead of ' + c.baseRef;
   const pending = c.uncommitted ? plural(c.uncommitted, 'file', 'files') + ' not committed' : 'nothing left to commit';
-  return ahead + ' \u00b7 ' + pending;
+  // The gateway lists the first files of a huge change and counts the rest.
+  const omitted = c.filesOmitted > 0 ? ' \u00b7 ' + plural(c.filesOmitted, 'more file', 'more files') + ' not listed'
+    + ' (of ' + c.filesTotal + ')' : '';
+  return ahead + ' \u00b7 ' + pending + omitted;
 }
 
 export const shortSha = (sha) => (sha ? String(sha).slice(0, 7) : '');

@@ -255,9 +255,12 @@ final class ProjectRepo {
     String head = tree.ok("rev-parse", "--verify", "HEAD").firstLine();
     String mergeBase = mergeBase(tree, w, head);
     Path index = null;
+    Path objects = null;
     try {
       index = scratchIndex(w);
-      Git scratchGit = tree.with("GIT_INDEX_FILE", index.toString());
+      objects = scratchObjects();
+      // Reading the changes hashes untracked files: into a scratch folder, never the person's .git.
+      Git scratchGit = withObjects(tree.with("GIT_INDEX_FILE", index.toString()), objects);
       addAll(scratchGit, List.of());
       java.util.Set<String> repositories = new java.util.HashSet<>();
       String[] meta = {null};
@@ -290,6 +293,9 @@ final class ProjectRepo {
           .put("truncated", patch.truncated()).put("ahead", ahead).put("uncommitted", pending[0]);
     } finally {
       deleteQuietly(index);
+      if (objects != null) {
+        deleteTree(objects);
+      }
     }
   }
 
@@ -446,14 +452,13 @@ final class ProjectRepo {
     Path index = scratchIndex(w);
     Path objects;
     try {
-      objects = Files.createTempDirectory(scratchDir(), "objects");
-    } catch (IOException e) {
+      objects = scratchObjects();
+    } catch (GitException e) {
       deleteQuietly(index);
-      throw new GitException("cannot make a scratch folder for a checkpoint: " + e.getMessage());
+      throw e;
     }
     try {
-      Git scratchGit = tree.with("GIT_INDEX_FILE", index.toString()).with("GIT_OBJECT_DIRECTORY", objects.toString())
-          .with("GIT_ALTERNATE_OBJECT_DIRECTORIES", layout().commonDir().resolve("objects").toString());
+      Git scratchGit = withObjects(tree.with("GIT_INDEX_FILE", index.toString()), objects);
       List<String> tooBig = new ArrayList<>();
       long[] bigCount = {0};
       scratchGit.stream(name -> {
@@ -510,6 +515,20 @@ final class ProjectRepo {
       deleteQuietly(index);
       deleteTree(objects);
     }
+  }
+
+  /** An empty object folder of the gateway's: what git writes there is new, the repository's own objects are read beside it. */
+  private Path scratchObjects() throws GitException {
+    try {
+      return Files.createTempDirectory(scratchDir(), "objects");
+    } catch (IOException e) {
+      throw new GitException("cannot make a scratch folder in " + scratch + ": " + e.getMessage());
+    }
+  }
+
+  private Git withObjects(Git git, Path objects) throws GitException {
+    return git.with("GIT_OBJECT_DIRECTORY", objects.toString())
+        .with("GIT_ALTERNATE_OBJECT_DIRECTORIES", layout().commonDir().resolve("objects").toString());
   }
 
   private static String mib(long bytes) {

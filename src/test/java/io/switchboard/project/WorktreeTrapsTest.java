@@ -326,7 +326,9 @@ class WorktreeTrapsTest {
     for (int i = 0; i < n; i++) {
       Files.writeString(w.dir().resolve("many/f" + i + ".txt"), "x\n");
     }
+    long objects = size(repoDir.resolve(".git/objects"));
     JsonObject changes = repo.changes(w);
+    assertEquals(objects, size(repoDir.resolve(".git/objects")), "reading the changes wrote into the person's .git");
     assertEquals(ProjectRepo.MAX_LISTED_FILES, changes.getJsonArray("files").size());
     assertEquals(n, changes.getInteger("filesTotal"));
     assertEquals(500, changes.getInteger("filesOmitted"));
