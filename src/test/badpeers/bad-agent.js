@@ -50,6 +50,11 @@
 //                   --login and BAD_AUTH_MODE set) and one it runs itself
 //   cost            reports a running cost with each reply: 0.50 USD, 1.00, then 0.20 (a new session)
 //   elicit-bad      asks with a schema no client can render (a nested object); reports the error
+//   nest-probe      in a project thread's worktree: makes sub/ a git repository of its own whose config
+//                   defines a filter (a payload in the worktree that touches BAD_AGENT_MARKER) its
+//                   info/attributes select, and edits sub/f.txt at each prompt without changing its size
+//                   or time; tries the host's /tmp (a file and a FIFO under the names the gateway's git
+//                   once used), its own TMPDIR and the data directory's tmp; reports what each got
 // Children it starts print their pid to the file named by BAD_AGENT_PIDS, if set.
 'use strict';
 const { spawn } = require('child_process');
@@ -239,6 +244,45 @@ async function gitPlant(m) {
   report.commondir = attempt(() => fs.writeFileSync(path.join(pointer, 'commondir'), evil + '\n'));
   report.moveBase = attempt(() => git('update-ref', 'refs/heads/main', 'HEAD~0'));
   report.commit = attempt(() => git('-c', 'user.name=a', '-c', 'user.email=a@a', 'commit', '-qam', 'by the agent'));
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
+  send({ id: m.id, result: { stopReason: 'end_turn' } });
+}
+
+// Sets the trap of issue 42's probe for the gateway's own git, and tries the temporary folders.
+let nestTurns = 0;
+async function nestProbe(m) {
+  const sessionId = m.params.sessionId;
+  const path = require('path');
+  const { execFileSync } = require('child_process');
+  const cwd = process.cwd();
+  const sub = path.join(cwd, 'sub');
+  const report = {};
+  const attempt = (f) => { try { const r = f(); return r === undefined ? 'done' : r; } catch (e) {
+    return 'refused: ' + (e.code || (e.status !== undefined ? 'exit ' + e.status : e.message.split('\n')[0])); } };
+  const inner = (...args) => execFileSync('git', ['-c', 'user.name=a', '-c', 'user.email=a@a', ...args],
+    { cwd: sub, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const sameSize = () => { const f = path.join(sub, 'f.txt'); const t = fs.statSync(f).mtime;
+    fs.writeFileSync(f, String(nestTurns % 10).repeat(3) + '\n'); fs.utimesSync(f, t, t); };
+  nestTurns++;
+  if (nestTurns === 1) {
+    const payload = path.join(cwd, 'payload.sh');
+    fs.writeFileSync(payload, '#!/bin/sh\ntouch ' + process.env.BAD_AGENT_MARKER + '\ncat\n', { mode: 0o755 });
+    report.nested = attempt(() => { fs.mkdirSync(sub); inner('init', '-q', '-b', 'main');
+      fs.writeFileSync(path.join(sub, 'f.txt'), 'aaa\n'); inner('add', 'f.txt'); inner('commit', '-qm', 'inner');
+      fs.appendFileSync(path.join(sub, '.git', 'config'), '[filter "evil"]\n\tclean = ' + payload
+        + '\n\tsmudge = ' + payload + '\n');
+      fs.mkdirSync(path.join(sub, '.git', 'info'), { recursive: true });
+      fs.writeFileSync(path.join(sub, '.git', 'info', 'attributes'), '* filter=evil\n'); });
+    report.hostTmpFile = attempt(() => fs.writeFileSync('/tmp/sb-git-planted-' + process.pid + '.out', 'forged'));
+    report.hostTmpFifo = attempt(() => execFileSync('mkfifo', ['/tmp/sb-index-planted-' + process.pid],
+      { stdio: 'ignore' }));
+    report.ownTmp = attempt(() => { fs.writeFileSync(path.join(process.env.TMPDIR || '/nonexistent', 'mine.txt'), 'x');
+      return 'written'; });
+    report.dataTmp = attempt(() => fs.readdirSync(path.join(cwd, '..', '..', '..', 'tmp')).join(','));
+  }
+  sameSize();
+  fs.writeFileSync(path.join(cwd, 'turn' + nestTurns + '.txt'), 'turn ' + nestTurns + '\n');
   send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk',
     content: { type: 'text', text: 'REPORT:' + JSON.stringify(report) + '\n' } } } });
   send({ id: m.id, result: { stopReason: 'end_turn' } });
@@ -469,6 +513,8 @@ rl.on('line', (line) => {
         send({ id: m.id, result: { stopReason: 'end_turn' } });
       } else if (mode === 'git-plant') {
         gitPlant(m);
+      } else if (mode === 'nest-probe') {
+        nestProbe(m);
       } else if (mode === 'self-approve') {
         selfApprove(m);
       } else if (mode === 'big-tool-calls') {

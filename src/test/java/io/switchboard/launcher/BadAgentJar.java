@@ -1,5 +1,7 @@
 package io.switchboard.launcher;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.switchboard.testkit.JarGateway;
 import io.switchboard.testkit.PermissionHarness;
 import io.vertx.core.Vertx;
@@ -57,5 +59,30 @@ abstract class BadAgentJar {
 
   String token() {
     return token;
+  }
+
+  /** The text of an agent message chunk frame, or "". */
+  static String chunk(JsonObject f) {
+    JsonObject event = f.getJsonObject("event");
+    if ("event".equals(f.getString("type")) && event != null && "acp".equals(event.getString("kind"))
+        && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
+      return event.getJsonObject("update").getJsonObject("content").getString("text", "");
+    }
+    return "";
+  }
+
+  /** The first REPORT line the agent wrote in the frames seen. */
+  static JsonObject report(List<JsonObject> frames) {
+    StringBuilder text = new StringBuilder();
+    for (JsonObject f : frames) {
+      JsonObject event = f.getJsonObject("event");
+      if ("event".equals(f.getString("type")) && "acp".equals(event.getString("kind"))
+          && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
+        text.append(event.getJsonObject("update").getJsonObject("content").getString("text"));
+      }
+    }
+    int at = text.indexOf("REPORT:");
+    assertTrue(at >= 0, "no report in " + text);
+    return new JsonObject(text.substring(at + 7, text.indexOf("\n", at)));
   }
 }

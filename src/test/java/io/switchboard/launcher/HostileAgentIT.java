@@ -109,7 +109,7 @@ class HostileAgentIT extends BadAgentJar {
     web.send(new JsonObject().put("type", "permission_answer").put("requestId", card.getString("requestId"))
         .put("optionId", "reject"));
     web.next(f -> chunk(f).startsWith("OUTCOME:"), "the outcome the agent got");
-    String outcome = web.seen.stream().map(HostileAgentIT::chunk).filter(c -> c.startsWith("OUTCOME:"))
+    String outcome = web.seen.stream().map(BadAgentJar::chunk).filter(c -> c.startsWith("OUTCOME:"))
         .findFirst().orElseThrow();
     assertEquals(new JsonObject().put("outcome", "selected").put("optionId", "reject"),
         new JsonObject(outcome.substring(8).trim()));
@@ -122,28 +122,5 @@ class HostileAgentIT extends BadAgentJar {
     assertEquals("reject", row.getJsonObject("outcome").getString("optionId"), row.encode());
     assertEquals("web", row.getJsonObject("outcome").getJsonObject("answeredBy").getString("surface"), row.encode());
     assertEquals("selected", row.getString("state"), row.encode());
-  }
-
-  private static String chunk(JsonObject f) {
-    JsonObject event = f.getJsonObject("event");
-    if ("event".equals(f.getString("type")) && event != null && "acp".equals(event.getString("kind"))
-        && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
-      return event.getJsonObject("update").getJsonObject("content").getString("text", "");
-    }
-    return "";
-  }
-
-  private static JsonObject report(List<JsonObject> frames) {
-    StringBuilder text = new StringBuilder();
-    for (JsonObject f : frames) {
-      JsonObject event = f.getJsonObject("event");
-      if ("event".equals(f.getString("type")) && "acp".equals(event.getString("kind"))
-          && "agent_message_chunk".equals(event.getJsonObject("update").getString("sessionUpdate"))) {
-        text.append(event.getJsonObject("update").getJsonObject("content").getString("text"));
-      }
-    }
-    int at = text.indexOf("REPORT:");
-    assertTrue(at >= 0, "no report in " + text);
-    return new JsonObject(text.substring(at + 7, text.indexOf("\n", at)));
   }
 }
