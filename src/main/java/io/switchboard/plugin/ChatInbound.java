@@ -490,11 +490,14 @@ final class ChatInbound {
       added += f.getInteger("added");
       removed += f.getInteger("removed");
       if (lines.length() < 1500) {
-        lines.append("\n").append(f.getString("path")).append(f.getBoolean("binary") ? " (binary)"
+        // The label shows what a name hides (a direction override, a newline that fakes a line of this list).
+        lines.append("\n").append(f.getString("label", f.getString("path"))).append(f.getBoolean("repository", false)
+            ? " (a repository)" : f.getBoolean("binary") ? " (binary)"
             : " +" + f.getInteger("added") + " -" + f.getInteger("removed"));
       }
     }
-    return files.size() + " files changed on " + changes.getString("branch") + " against "
+    int total = changes.getInteger("filesTotal", files.size());
+    return total + " files changed on " + changes.getString("branch") + " against "
         + changes.getString("baseRef") + " (+" + added + " -" + removed + "; " + changes.getInteger("ahead")
         + " commits, " + changes.getInteger("uncommitted") + " files not committed):" + lines;
   }
