@@ -189,7 +189,7 @@ public final class Main {
     io.switchboard.rules.RuleBook.Decision d = book.decide(facts, System.currentTimeMillis());
     if (facts.command() == null && o.containsKey("command")) {
       out.println("note: the command is not one plain command (a shell metacharacter, a glob or a quote left open): "
-          + "no command rule applies to it");
+          + "no allow rule applies to it; deny and ask rules look for their words in every part of it");
     }
     if (d == null) {
       out.println("ask: no rule matches; a person is asked");

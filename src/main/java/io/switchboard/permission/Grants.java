@@ -8,8 +8,8 @@ import java.util.List;
 /**
  * The rule a person's "always" makes: as narrow as the request it answered. A command's words (or
  * the first of them the person kept), else the files it named inside the thread's directory, else
- * the hosts it fetched, else its exact title — with its kind, its reach (this thread, project or
- * agent) and its life.
+ * the hosts it fetched — never its title, nor a command that is not one plain command — with its
+ * kind, its reach (this thread, project or agent) and its life.
  */
 final class Grants {
   static final long DAY_MS = 24 * 60 * 60_000L;
@@ -23,10 +23,19 @@ final class Grants {
       throw new IllegalArgumentException("the agent gave this tool call no kind: the gateway cannot tell what an "
           + "\"always\" would cover; answer it once");
     }
+    if (!f.doubts().isEmpty()) {
+      throw new IllegalArgumentException("this tool call contradicts itself (" + String.join("; ", f.doubts())
+          + "): answer it once");
+    }
+    if (f.command() == null && f.commandText() != null) {
+      throw new IllegalArgumentException("this is no plain command (it joins or nests commands, "
+          + "redirects, expands or quotes oddly: " + f.commandText().substring(0, Math.min(80,
+          f.commandText().length())) + "): it can be answered once, never granted");
+    }
     List<String> command = null;
     List<String> paths = null;
     List<String> domains = null;
-    String title = null;
+    String title = null; // never: a grant matches only what the gateway can check
     if (f.command() != null) {
       command = grant.command() == null ? f.command() : grant.command();
       if (command.size() > f.command().size() || !f.command().subList(0, command.size()).equals(command)) {
@@ -42,9 +51,8 @@ final class Grants {
       paths = f.paths().stream().map(p -> escape(p.inside())).toList();
     } else if (f.domains() != null && !f.domains().isEmpty()) {
       domains = f.domains();
-    } else if (f.title() != null) {
-      title = escape(f.title());
     } else {
+      // Never its title: the agent writes it, and "Check status" can name any command.
       throw new IllegalArgumentException("this tool call says too little for an \"always\": answer it once");
     }
     Rule.Scope scope = switch (grant.reach()) {

@@ -94,71 +94,128 @@ public record Rule(String id, int version, Effect effect, Match match, Scope sco
       domains = domains == null ? List.of() : List.copyOf(domains);
     }
 
-    /** The fields that matched (for the ledger), or null when the request does not match. */
-    List<String> test(ToolFacts f) {
+    /**
+     * The fields that matched (for the ledger), or null when the request does not match. The facts
+     * are the agent's to write, so a missing or unreadable one reads as the worst case: for an
+     * {@code allow} ({@code strict}) it does not match, and an allow never matches facts that
+     * disagree with each other or a title; for a {@code deny} or {@code ask} it matches (a deny
+     * never stops applying because the agent left a field out or made a command compound).
+     */
+    List<String> test(ToolFacts f, boolean strict) {
       List<String> matched = new ArrayList<>();
+      if (strict && (!f.doubts().isEmpty() || title != null)) {
+        return null;
+      }
       if (!agents.isEmpty()) {
-        if (!agents.contains(f.agentId())) {
+        if (f.agentId() == null ? strict : !agents.contains(f.agentId())) {
           return null;
         }
         matched.add("agent=" + f.agentId());
       }
       if (!projects.isEmpty()) {
-        if (!projects.contains(f.projectId())) {
+        // No project is a fact, not a missing one: a rule about projects does not cover a scratch thread.
+        if (f.projectId() == null || !projects.contains(f.projectId())) {
           return null;
         }
         matched.add("project=" + f.projectId());
       }
       if (!kinds.isEmpty()) {
-        if (!kinds.contains(f.kind())) {
+        if (f.kind() == null ? strict : !kinds.contains(f.kind())) {
           return null;
         }
-        matched.add("kind=" + f.kind());
+        matched.add("kind=" + (f.kind() == null ? "(none given)" : f.kind()));
       }
       if (title != null) {
-        if (f.title() == null || !glob(title, f.title())) {
+        if (f.title() == null ? strict : !glob(title, f.title())) {
           return null;
         }
         matched.add("title=" + f.title());
       }
       if (!command.isEmpty()) {
         List<String> words = f.command();
-        if (words == null || words.size() < command.size() || !words.subList(0, command.size()).equals(command)) {
-          return null;
-        }
-        // A word that turns a looking command into a writing one (git diff --output=x) disqualifies it.
-        for (String w : words) {
-          if (exceptWords.stream().anyMatch(e -> e.endsWith("*") ? w.startsWith(e.substring(0, e.length() - 1))
-              : w.equals(e))) {
+        if (words == null) {
+          // No plain command: an allow cannot tell what runs; a deny looks for its words in every part.
+          if (strict || f.commandText() == null || !ShellWords.mentions(f.commandText(), command)) {
             return null;
           }
+          matched.add("command~" + String.join(" ", command));
+        } else {
+          if (words.size() < command.size() || !words.subList(0, command.size()).equals(command)) {
+            if (strict || !ShellWords.mentions(String.join(" ", words), command)) {
+              return null;
+            }
+          } else {
+            // A word that turns a looking command into a writing one (git diff --output=x) disqualifies it.
+            for (String w : words) {
+              if (exceptWords.stream().anyMatch(e -> e.endsWith("*") ? w.startsWith(e.substring(0, e.length() - 1))
+                  : w.equals(e))) {
+                return null;
+              }
+            }
+          }
+          matched.add("command=" + String.join(" ", words));
         }
-        matched.add("command=" + String.join(" ", words));
       }
       if (!paths.isEmpty() || !exceptPaths.isEmpty()) {
-        if (f.paths() == null || f.paths().isEmpty()) {
-          return null;
-        }
-        for (ToolFacts.ResolvedPath p : f.paths()) {
-          if (!pathIn(p, paths.isEmpty() ? List.of("**") : paths) || pathIn(p, exceptPaths)) {
+        if (f.paths() == null) {
+          if (strict) {
             return null;
           }
+          matched.add("paths=(unreadable)");
+        } else {
+          if (f.paths().isEmpty()) {
+            return null;
+          }
+          for (ToolFacts.ResolvedPath p : f.paths()) {
+            if (strict ? !pathIn(p, paths.isEmpty() ? List.of("**") : paths) || excepted(p, exceptPaths)
+                : paths.isEmpty() ? excepted(p, exceptPaths) : !pathIn(p, paths) && !holds(p, paths)) {
+              return null;
+            }
+          }
+          matched.add("paths=" + String.join(",", f.paths().stream().map(p -> p.inside() != null ? p.inside()
+              : p.absolute()).toList()));
         }
-        matched.add("paths=" + String.join(",", f.paths().stream().map(p -> p.inside() != null ? p.inside()
-            : p.absolute()).toList()));
       }
       if (!domains.isEmpty()) {
-        if (f.domains() == null || f.domains().isEmpty()) {
-          return null;
-        }
-        for (String host : f.domains()) {
-          if (domains.stream().noneMatch(d -> d.startsWith("*.") ? host.endsWith(d.substring(1)) : host.equals(d))) {
+        if (f.domains() == null) {
+          if (strict) {
             return null;
           }
+          matched.add("domains=(unreadable)");
+        } else {
+          if (f.domains().isEmpty()) {
+            return null;
+          }
+          for (String host : f.domains()) {
+            if (domains.stream().noneMatch(d -> d.startsWith("*.") ? host.endsWith(d.substring(1)) : host.equals(d))) {
+              return null;
+            }
+          }
+          matched.add("domains=" + String.join(",", f.domains()));
         }
-        matched.add("domains=" + String.join(",", f.domains()));
       }
       return matched;
+    }
+
+    /** An excepted path, or a folder that holds one (or too much to tell). */
+    private static boolean excepted(ToolFacts.ResolvedPath p, List<String> globs) {
+      return pathIn(p, globs) || holds(p, globs);
+    }
+
+    /** A folder with something under it the globs name, or whose contents could not all be read. */
+    private static boolean holds(ToolFacts.ResolvedPath p, List<String> globs) {
+      if (!p.folder() || globs.isEmpty()) {
+        return false;
+      }
+      if (p.under() == null) {
+        return true;
+      }
+      for (ToolFacts.ResolvedPath below : p.under()) {
+        if (pathIn(below, globs)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /**

@@ -45,7 +45,7 @@ public final class RuleBook {
       if (!r.active(now) || !r.scope().covers(facts)) {
         continue;
       }
-      List<String> matched = r.match().test(facts);
+      List<String> matched = r.match().test(facts, r.effect() == Rule.Effect.ALLOW);
       if (matched != null && (best == null || r.effect().ordinal() > best.effect().ordinal())) {
         best = new Decision(r, matched);
       }

@@ -37,6 +37,10 @@ public final class RuleSpecs {
     }
     Rule rule = new Rule(id, 1, effect(json), match(json), scope(json), "config", "config", 0, null, null, null,
         json.getValue("note") instanceof String s ? s : null);
+    if (rule.effect() == Rule.Effect.ALLOW && rule.match().title() != null) {
+      throw new IllegalArgumentException("title: an allow rule cannot match on a title: the agent writes it (\"Check "
+          + "status\" can name any command); match on command, paths or domains, or make this a deny or ask rule");
+    }
     checkPathsCanMatch(rule.match());
     checkExamples(rule, json.getValue("examples"));
     return rule;

@@ -24,10 +24,31 @@ import java.util.Set;
  *              paths may match then)
  */
 public record ToolFacts(String agentId, String projectId, String threadId, String kind, String title,
-                        List<String> command, List<ResolvedPath> paths, List<String> domains) {
+                        List<String> command, List<ResolvedPath> paths, List<String> domains, String commandText,
+                        List<String> doubts) {
 
-  /** A path the tool call names: its resolved absolute form and whether it is inside the thread's directory. */
-  public record ResolvedPath(String absolute, String inside) {}
+  /**
+   * A path the tool call names: its resolved absolute form and whether it is inside the thread's
+   * directory; for a folder, what lies under it ({@code under}, at most
+   * {@link #MAX_UNDER}; null when there is more, or it could not be read).
+   */
+  public record ResolvedPath(String absolute, String inside, boolean folder, List<ResolvedPath> under) {
+    public ResolvedPath(String absolute, String inside) {
+      this(absolute, inside, false, List.of());
+    }
+  }
+
+  /** The most entries read under a folder a read or search names (a bigger one is taken to hold anything). */
+  static final int MAX_UNDER = 2_000;
+  /** Kinds that may name a folder to look into. */
+  private static final java.util.Set<String> LOOKING_KINDS = java.util.Set.of("read", "search");
+  /** Kinds whose tool call runs nothing: a command in their input is a lie about the kind. */
+  private static final java.util.Set<String> COMMANDLESS_KINDS = java.util.Set.of("read", "edit", "delete", "move",
+      "search", "fetch", "think", "switch_mode");
+
+  public ToolFacts {
+    doubts = doubts == null ? List.of() : List.copyOf(doubts);
+  }
 
   private static final List<String> SHELLS = List.of("sh", "bash", "zsh", "dash", "/bin/sh", "/bin/bash",
       "/usr/bin/bash", "/bin/zsh", "/usr/bin/zsh");
@@ -37,8 +58,34 @@ public record ToolFacts(String agentId, String projectId, String threadId, Strin
   /** Reads the facts of {@code toolCall}; {@code cwd} is the thread's directory (null: none known). */
   public static ToolFacts of(String agentId, String projectId, String threadId, JsonObject toolCall, Path cwd) {
     JsonObject raw = toolCall.getValue("rawInput") instanceof JsonObject o ? o : new JsonObject();
-    return new ToolFacts(agentId, projectId, threadId, text(toolCall.getValue("kind")),
-        text(toolCall.getValue("title")), command(raw), paths(toolCall, raw, cwd), domains(raw));
+    String kind = text(toolCall.getValue("kind"));
+    List<String> doubts = new ArrayList<>();
+    String commandText = commandText(raw);
+    if (commandText != null && kind != null && COMMANDLESS_KINDS.contains(kind)) {
+      doubts.add("a " + kind + " whose input carries a command");
+    }
+    List<ResolvedPath> paths = paths(toolCall, raw, cwd, kind != null && LOOKING_KINDS.contains(kind), doubts);
+    return new ToolFacts(agentId, projectId, threadId, kind, text(toolCall.getValue("title")), command(raw), paths,
+        domains(raw), commandText, doubts);
+  }
+
+  /** The command as the agent wrote it (a string, or an argv joined by spaces), or null when it gave none. */
+  private static String commandText(JsonObject raw) {
+    Object command = raw.getValue("command");
+    StringBuilder text = new StringBuilder();
+    if (command instanceof String c) {
+      text.append(c);
+    } else if (command instanceof JsonArray a) {
+      a.forEach(w -> text.append(text.length() == 0 ? "" : " ").append(w));
+    } else if (command != null) {
+      text.append(command);
+    } else {
+      return null;
+    }
+    if (raw.getValue("args") instanceof JsonArray args) {
+      args.forEach(w -> text.append(' ').append(w));
+    }
+    return text.toString();
   }
 
   private static String text(Object v) {
@@ -91,33 +138,67 @@ public record ToolFacts(String agentId, String projectId, String threadId, Strin
     return argv;
   }
 
-  private static List<ResolvedPath> paths(JsonObject toolCall, JsonObject raw, Path cwd) {
-    Set<String> named = new LinkedHashSet<>();
+  private static List<ResolvedPath> paths(JsonObject toolCall, JsonObject raw, Path cwd, boolean looking,
+                                          List<String> doubts) {
+    Set<String> located = new LinkedHashSet<>();
+    boolean unreadable = false;
     if (toolCall.getValue("locations") instanceof JsonArray locations) {
       for (Object o : locations) {
         if (o instanceof JsonObject l && l.getValue("path") instanceof String p) {
-          named.add(p);
+          located.add(p);
+        } else {
+          unreadable = true; // a location without a path: what it points at is unknown
         }
       }
+    } else if (toolCall.getValue("locations") != null) {
+      unreadable = true;
     }
+    Set<String> input = new LinkedHashSet<>();
     for (String key : PATH_KEYS) {
-      if (raw.getValue(key) instanceof String p) {
-        named.add(p);
+      Object p = raw.getValue(key);
+      if (p instanceof String s) {
+        input.add(s);
+      } else if (p != null) {
+        unreadable = true;
       }
     }
     List<ResolvedPath> out = new ArrayList<>();
-    for (String p : named) {
-      ResolvedPath r = resolve(p, cwd);
+    Set<String> fromLocations = new LinkedHashSet<>();
+    Set<String> fromInput = new LinkedHashSet<>();
+    for (String p : located) {
+      ResolvedPath r = resolve(p, cwd, looking);
       if (r == null) {
         return null;
       }
+      fromLocations.add(r.absolute());
       out.add(r);
     }
-    return out;
+    for (String p : input) {
+      ResolvedPath r = resolve(p, cwd, looking);
+      if (r == null) {
+        return null;
+      }
+      fromInput.add(r.absolute());
+      if (!fromLocations.contains(r.absolute())) {
+        out.add(r);
+      }
+    }
+    if (!fromLocations.isEmpty() && !fromInput.isEmpty() && !fromLocations.equals(fromInput)) {
+      doubts.add("its input names other paths than its locations");
+    }
+    return unreadable ? null : out;
   }
 
-  /** Symbolic links and {@code ..} followed as far as the path exists; null when it cannot be read. */
   static ResolvedPath resolve(String named, Path cwd) {
+    return resolve(named, cwd, false);
+  }
+
+  /**
+   * Symbolic links and {@code ..} followed as far as the path exists; null when it cannot be read.
+   * With {@code looking}, a folder's contents are listed (bounded) so that a rule's excepted paths
+   * (.env, keys) are seen even when a search names only the folder above them.
+   */
+  static ResolvedPath resolve(String named, Path cwd, boolean looking) {
     try {
       Path p = Path.of(named);
       if (!p.isAbsolute()) {
@@ -129,8 +210,33 @@ public record ToolFacts(String agentId, String projectId, String threadId, Strin
       Path real = realPath(p.normalize());
       Path root = cwd == null ? null : realPath(cwd.toAbsolutePath().normalize());
       String inside = root != null && real.startsWith(root) ? root.relativize(real).toString() : null;
-      return new ResolvedPath(real.toString(), inside == null ? null : inside.isEmpty() ? "." : inside);
+      String in = inside == null ? null : inside.isEmpty() ? "." : inside;
+      if (looking && Files.isDirectory(real)) {
+        return new ResolvedPath(real.toString(), in, true, under(real, root));
+      }
+      return new ResolvedPath(real.toString(), in);
     } catch (InvalidPathException | IOException e) {
+      return null;
+    }
+  }
+
+  /** What lies under a folder (links not followed): null when more than {@link #MAX_UNDER}. */
+  private static List<ResolvedPath> under(Path folder, Path root) {
+    List<ResolvedPath> found = new ArrayList<>();
+    try (var walk = Files.walk(folder)) {
+      var it = walk.iterator();
+      while (it.hasNext()) {
+        Path p = it.next();
+        if (found.size() >= MAX_UNDER) {
+          return null;
+        }
+        if (!p.equals(folder)) {
+          found.add(new ResolvedPath(p.toString(), root != null && p.startsWith(root) ? root.relativize(p).toString()
+              : null));
+        }
+      }
+      return found;
+    } catch (IOException | java.io.UncheckedIOException e) {
       return null;
     }
   }
