@@ -136,6 +136,12 @@ class SandboxTest {
         Path.of("/tmp", name + ".terminal"))) {
       assertFalse(Files.exists(planted, java.nio.file.LinkOption.NOFOLLOW_LINKS), planted + " was planted");
     }
+    // Its temporary folder goes with the thread.
+    io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_ARCHIVE,
+        new JsonObject().put("threadId", t)));
+    io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_DELETE,
+        new JsonObject().put("threadId", t)));
+    assertFalse(Files.exists(data.resolve("sandbox").resolve(t)), "the thread's temporary folder is gone");
   }
 
   @Test
