@@ -576,7 +576,7 @@ public final class SettingsLoader {
 
   /**
    * {@code agents[].writable}: absolute paths its sandbox lets the agent write, none inside the data
-   * directory (the sandbox hides it: the token and the database live there).
+   * directory (the sandbox hides it: the token and the database live there) nor containing it.
    */
   private static List<Path> writable(Node a, Path dataDir) throws ConfigException {
     List<String> given = a.strings("writable");
@@ -598,6 +598,11 @@ public final class SettingsLoader {
         if (path.startsWith(d) || realPrefix(path).startsWith(d)) {
           throw new ConfigException(at, path + " is inside the data directory " + data + ": the agent's sandbox "
               + "hides the data directory (the token and the database live there); name a folder outside it");
+        }
+        if (d.startsWith(path) || d.startsWith(realPrefix(path))) {
+          throw new ConfigException(at, path + " contains the data directory " + data + ": an agent that could "
+              + "write there could move the data directory aside and put a token and a database of its own in its "
+              + "place; name a folder beside it");
         }
       }
       out.add(path);

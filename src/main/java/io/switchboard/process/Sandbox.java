@@ -139,28 +139,41 @@ public final class Sandbox {
     String data = real(dataDir);
     String ws = real(workspace);
     String tmp = privateFolder(writes.tmp());
-    // A folder outside the data directory is bound before its tmpfs, so one that contains it does not
-    // uncover it; one inside it (HOME there, as the systemd unit has it) after, or the tmpfs would hide it.
+    // A folder outside the data directory is bound before its tmpfs; one inside it (HOME there, as the
+    // systemd unit has it) after, or the tmpfs would hide it. None contains it: an agent that could
+    // rename a folder above the data directory could put a token and a database of its own in its place.
     List<String> outside = new ArrayList<>();
     List<String> inside = new ArrayList<>();
-    for (Path folder : writes.state().folders()) {
-      String p = stateFolder(folder);
-      if (p != null) {
-        place(p, data, outside, inside);
+    // What the agent can write already. A path in there is not resolved nor bound again: the agent
+    // may have made it a link (to ~/.ssh, say) for the next start to bind writable. Shortest first,
+    // so a folder is writable before what lies in it is looked at.
+    List<Path> writable = new ArrayList<>(List.of(Path.of(ws), Path.of(tmp)));
+    List<Path> configured = writes.configured().stream()
+        .sorted(java.util.Comparator.comparingInt(Path::getNameCount)).toList();
+    for (Path folder : configured) {
+      if (!alreadyWritable(folder, writable)) {
+        String p = configuredFolder(folder);
+        if (Path.of(p).startsWith(data) || Path.of(data).startsWith(p)) {
+          throw new IllegalArgumentException("agents[].writable: " + folder + " is inside the data directory " + data
+              + " or contains it");
+        }
+        outside.addAll(List.of("--bind", p, p));
+        writable.add(Path.of(p));
+      }
+    }
+    List<Path> folders = writes.state().folders().stream()
+        .sorted(java.util.Comparator.comparingInt(Path::getNameCount)).toList();
+    for (Path folder : folders) {
+      String p = alreadyWritable(folder, writable) ? null : stateFolder(folder);
+      if (p != null && place(p, data, outside, inside)) {
+        writable.add(Path.of(p));
       }
     }
     for (AgentState.StateFile file : writes.state().files()) {
-      String p = stateFile(file);
+      String p = alreadyWritable(file.path(), writable) ? null : stateFile(file);
       if (p != null) {
         place(p, data, outside, inside);
       }
-    }
-    for (Path folder : writes.configured()) {
-      String p = configuredFolder(folder);
-      if (Path.of(p).startsWith(data)) {
-        throw new IllegalArgumentException("agents[].writable: " + folder + " is inside the data directory " + data);
-      }
-      outside.addAll(List.of("--bind", p, p));
     }
     List<String> wrapped = new ArrayList<>(List.of("bwrap",
         "--ro-bind", "/", "/",
@@ -195,18 +208,48 @@ public final class Sandbox {
   /**
    * Adds a bind of {@code p} to those before the data directory's tmpfs, or after it when {@code p} is
    * a hidden folder or file of the data directory's own (a dot-named first segment: an agent's state
-   * in a HOME that is the data directory); anything else inside it (the gateway's files) stays hidden.
+   * in a HOME that is the data directory); anything else inside it (the gateway's files) stays hidden,
+   * and one that contains it is not bound. Whether it was bound.
    */
-  private static void place(String p, String data, List<String> outside, List<String> inside) {
+  private static boolean place(String p, String data, List<String> outside, List<String> inside) {
     Path path = Path.of(p);
     Path dataPath = Path.of(data);
-    if (!path.startsWith(dataPath)) {
+    if (dataPath.startsWith(path)) {
+      log.warn("{} is not bound writable in the sandbox: it contains the data directory {}", p, data);
+      return false;
+    } else if (!path.startsWith(dataPath)) {
       outside.addAll(List.of("--bind", p, p));
     } else if (!path.equals(dataPath) && dataPath.relativize(path).getName(0).toString().startsWith(".")) {
       inside.addAll(List.of("--bind", p, p));
     } else {
       log.warn("{} is not bound writable in the sandbox: it is inside the data directory {}", p, data);
+      return false;
     }
+    return true;
+  }
+
+  /**
+   * Whether {@code path}'s folder (its real path; the last name not followed) lies in one of
+   * {@code writable}: then it is writable without a bind of its own, and what is there may be the agent's.
+   */
+  private static boolean alreadyWritable(Path path, List<Path> writable) {
+    Path absolute = path.toAbsolutePath().normalize();
+    Path parent = absolute.getParent();
+    Path at = parent == null ? absolute : Path.of(realPrefix(parent)).resolve(absolute.getFileName());
+    return writable.stream().anyMatch(w -> at.startsWith(w) || absolute.startsWith(w));
+  }
+
+  /** The real path of {@code path}'s longest existing prefix, with the rest appended (it need not exist yet). */
+  private static String realPrefix(Path path) {
+    Path rest = Path.of("");
+    for (Path at = path; at != null; at = at.getParent()) {
+      try {
+        return at.toRealPath().resolve(rest).normalize().toString();
+      } catch (IOException e) {
+        rest = at.getFileName() == null ? rest : at.getFileName().resolve(rest);
+      }
+    }
+    return path.toString();
   }
 
   /** Makes {@code tmp} (and its parents) private to the gateway's user; its real path. */

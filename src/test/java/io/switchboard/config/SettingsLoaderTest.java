@@ -163,9 +163,11 @@ class SettingsLoaderTest {
     JsonObject agent = new JsonObject().put("id", "a").put("command", new JsonArray().add("x"));
     tree.put("agents", new JsonArray().add(agent));
     assertEquals(java.util.List.of(), SettingsLoader.parse(tree).agent("a").orElseThrow().writable());
-    agent.put("writable", new JsonArray().add(cache.toString()).add(dir.toString()));
-    assertEquals(java.util.List.of(cache, dir), SettingsLoader.parse(tree).agent("a").orElseThrow().writable(),
-        "a folder that contains the data directory may be writable: the data directory stays hidden");
+    agent.put("writable", new JsonArray().add(cache.toString()).add("/var/cache/builds/"));
+    assertEquals(java.util.List.of(cache, Path.of("/var/cache/builds")),
+        SettingsLoader.parse(tree).agent("a").orElseThrow().writable());
+    agent.put("writable", new JsonArray().add(dir.toString()));
+    refused(tree, "agents[0].writable[0]", "contains the data directory " + data);
     agent.put("writable", new JsonArray().add(cache.toString()).add("x"));
     refused(tree, "agents[0].writable[1]", "must be an absolute path, got \"x\"");
     agent.put("writable", new JsonArray().add(data.resolve("workspaces").toString()));
