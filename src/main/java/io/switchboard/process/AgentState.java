@@ -74,6 +74,8 @@ public final class AgentState {
           if (config != null) {
             folders.add(config); // it keeps its .claude.json there too
           }
+          // Its error and MCP server logs (env-paths' cache folder of "claude-cli").
+          folders.add(xdg(env, "XDG_CACHE_HOME", home, ".cache").resolve("claude-cli-nodejs"));
           // Claude Code cannot open a session without writing it. It writes by a rename beside it
           // (refused in a read-only HOME), then in place: a file bound writable takes the second way,
           // so it must exist to be bound; "{}" reads as no settings yet, as a missing one does.

@@ -196,6 +196,8 @@ public final class Sandbox {
     }
     wrapped.addAll(List.of(
         "--setenv", "TMPDIR", tmp,
+        // Claude Code keeps its shell's temporary files here, else in /tmp: it does not read TMPDIR.
+        "--setenv", "CLAUDE_CODE_TMPDIR", tmp,
         "--unshare-pid",
         "--die-with-parent",
         "--new-session",

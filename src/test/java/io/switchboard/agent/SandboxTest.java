@@ -109,6 +109,7 @@ class SandboxTest {
     Path tmp = data.resolve("sandbox").resolve(t).resolve("tmp").toRealPath();
     assertEquals(tmp.toString(), report.getString("tmpdir"), "its TMPDIR: " + report);
     assertEquals(tmp.toString(), report.getString("osTmpdir"), "node's os.tmpdir(): " + report);
+    assertEquals(tmp.toString(), report.getString("claudeTmpdir"), "Claude Code's, which ignores TMPDIR: " + report);
     assertEquals("written", report.getString("privateTmp"), report.encode());
     assertEquals("mine", Files.readString(tmp.resolve(name)));
     assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(

@@ -36,7 +36,8 @@ class AgentStateTest {
   @Test
   void eachKnownAgentKeepsItsStateInItsOwnFolders() {
     Map<String, String> env = Map.of("HOME", "/home/me");
-    assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/home/me/.claude")),
+    assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/home/me/.claude"),
+            Path.of("/home/me/.cache/claude-cli-nodejs")),
         AgentState.of(List.of("claude-agent-acp"), env, GATEWAY_HOME).folders());
     assertEquals(List.of(new AgentState.StateFile(Path.of("/home/me/.claude.json"), "{}")),
         AgentState.of(List.of("claude-agent-acp"), env, GATEWAY_HOME).files());
@@ -54,9 +55,10 @@ class AgentStateTest {
   @Test
   void theEnvironmentMovesThemAndTheGatewaysHomeIsTheFallback() {
     assertEquals(List.of(Path.of("/home/gw/.npm")), AgentState.of(List.of("agent"), Map.of(), GATEWAY_HOME).folders());
-    assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/home/me/.claude"), Path.of("/srv/claude")),
-        AgentState.of(List.of("claude"), Map.of("HOME", "/home/me", "CLAUDE_CONFIG_DIR", "/srv/claude"), GATEWAY_HOME)
-            .folders());
+    assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/home/me/.claude"), Path.of("/srv/claude"),
+            Path.of("/x/cache/claude-cli-nodejs")),
+        AgentState.of(List.of("claude"), Map.of("HOME", "/home/me", "CLAUDE_CONFIG_DIR", "/srv/claude",
+            "XDG_CACHE_HOME", "/x/cache"), GATEWAY_HOME).folders());
     assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/srv/codex")),
         AgentState.of(List.of("codex"), Map.of("HOME", "/home/me", "CODEX_HOME", "/srv/codex/"), GATEWAY_HOME).folders());
     assertEquals(Path.of("/x/data/opencode"), AgentState.of(List.of("opencode"),
