@@ -164,7 +164,9 @@ final class AgentPool {
       if (shared) {
         // One process for many threads: it sees every workspace (not the token, the database or plugin state).
         Files.createDirectories(workspaces);
-        return session.confinedHere() ? Sandbox.wrap(session.argv(), dataDir, workspaces, cwd) : session.argv();
+        return session.confinedHere() ? Sandbox.wrap(session.argv(), dataDir, workspaces, cwd,
+            Sandbox.Writes.of(dataDir, SessionBootstrap.sandboxOwner(spec, session.threadId()), session.argv(),
+                spec.env(), spec.writable()), Sandbox.Confinement.NONE) : session.argv();
       }
       Path dir = session.createWorkspace();
       return session.confined(session.argv(), cwd == null ? dir : cwd);

@@ -79,7 +79,25 @@ final class SessionBootstrap {
 
   /** The argv of the agent or one of its terminals: inside the sandbox (docs/architecture.md) when it has one. */
   List<String> confined(List<String> command, Path cwd) {
-    return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd, projectConfinement()) : command;
+    return confinedHere() ? Sandbox.wrap(command, dataDir, workspace.root(), cwd, writes(), projectConfinement())
+        : command;
+  }
+
+  /**
+   * What the agent may write besides its workspace, its terminals alike (they share its temporary
+   * folder): found from the agent's own argv, whatever command a terminal runs.
+   */
+  private Sandbox.Writes writes() {
+    return Sandbox.Writes.of(dataDir, sandboxOwner(spec, session.threadId()), session.argv(), spec.env(),
+        spec.writable());
+  }
+
+  /**
+   * Whose private temporary folder a thread's agent and terminals use: the thread's, or, when the
+   * agent serves all its threads from one process, that process's.
+   */
+  static String sandboxOwner(AgentSpec spec, String threadId) {
+    return spec.shareProcess() ? "shared-" + spec.id() : threadId;
   }
 
   /**

@@ -87,7 +87,10 @@ final class SessionLister {
         return argv;
       }
       GitLayout layout = repository ? GitLayout.of(folder) : null; // its .git read-only in the sandbox
-      return Sandbox.wrap(argv, shared.dataDir(), folder, folder, new Sandbox.Confinement(List.of(),
+      // A temporary folder of its own: not a thread's, whose agent may be running.
+      Sandbox.Writes writes = Sandbox.Writes.of(shared.dataDir(), "oneoff-" + spec.id(), argv, spec.env(),
+          spec.writable());
+      return Sandbox.wrap(argv, shared.dataDir(), folder, folder, writes, new Sandbox.Confinement(List.of(),
           layout == null ? List.of() : List.of(layout.commonDir())));
     }, folder, shared.owner(), timeoutMs);
     return started.compose(v -> work.apply(p)).onComplete(done -> p.stop());

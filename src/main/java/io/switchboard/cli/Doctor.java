@@ -297,7 +297,26 @@ public final class Doctor {
           }
         }
       }
+      if (a.sandbox() != io.switchboard.process.Sandbox.Mode.NONE && problem == null) {
+        ok(writes(a));
+      }
     }
+  }
+
+  /** What the sandbox lets agent {@code a} write; the rest of the machine is read-only to it. */
+  private String writes(AgentSpec a) {
+    String owner = a.shareProcess() ? "shared-" + a.id() : "<thread>";
+    var state = io.switchboard.process.AgentState.of(a.command(), a.env());
+    List<String> parts = new ArrayList<>(List.of("its workspace",
+        "its temporary folder " + settings.dataDir().resolve("sandbox").resolve(owner).resolve("tmp") + " (TMPDIR)"));
+    List<String> own = new ArrayList<>(state.folders().stream().map(Path::toString).toList());
+    state.files().forEach(f -> own.add(f.path().toString()));
+    parts.add("its state " + String.join(", ", own));
+    if (!a.writable().isEmpty()) {
+      parts.add("agents[].writable " + String.join(", ", a.writable().stream().map(Path::toString).toList()));
+    }
+    return "agent " + a.id() + " may write " + String.join("; ", parts) + "; the rest of the machine is read-only "
+        + "to it (the data directory hidden)";
   }
 
   /** The caps on agent processes, each agent's choice of sharing, and what runs under this data directory now. */

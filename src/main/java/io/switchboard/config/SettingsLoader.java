@@ -238,7 +238,8 @@ public final class SettingsLoader {
           a.has("sandbox") ? io.switchboard.process.Sandbox.Mode.parse(a.string("sandbox"))
               : io.switchboard.process.Sandbox.Mode.AUTO,
           a.has("maxProcesses") ? a.integer("maxProcesses") : null,
-          a.has("shareProcess") ? a.bool("shareProcess") : builtin != null));
+          a.has("shareProcess") ? a.bool("shareProcess") : builtin != null,
+          a.has("writable") ? writable(a, Path.of(dataDir)) : List.of()));
     }
     String defaultAgent = root.string("defaultAgent");
     Map<String, Attention.Spec> attentionByAgent = new LinkedHashMap<>();
@@ -571,6 +572,42 @@ public final class SettingsLoader {
     }
     List<String> setup = p.has("setup") ? p.strings("setup") : List.of();
     return new ProjectSpec(id, name, real, agents, worktrees, baseBranch, mcpServers, copyFiles, setup);
+  }
+
+  /**
+   * {@code agents[].writable}: absolute paths its sandbox lets the agent write, none inside the data
+   * directory (the sandbox hides it: the token and the database live there) nor containing it.
+   */
+  private static List<Path> writable(Node a, Path dataDir) throws ConfigException {
+    List<String> given = a.strings("writable");
+    Path data = dataDir.toAbsolutePath().normalize();
+    List<Path> out = new ArrayList<>();
+    for (int i = 0; i < given.size(); i++) {
+      String at = a.key("writable") + "[" + i + "]";
+      Path path;
+      try {
+        path = Path.of(given.get(i));
+      } catch (java.nio.file.InvalidPathException e) {
+        throw new ConfigException(at, "is not a valid path: " + e.getReason());
+      }
+      if (!path.isAbsolute()) {
+        throw new ConfigException(at, "must be an absolute path, got \"" + given.get(i) + "\"");
+      }
+      path = path.normalize();
+      for (Path d : new LinkedHashSet<>(List.of(data, realPrefix(data)))) {
+        if (path.startsWith(d) || realPrefix(path).startsWith(d)) {
+          throw new ConfigException(at, path + " is inside the data directory " + data + ": the agent's sandbox "
+              + "hides the data directory (the token and the database live there); name a folder outside it");
+        }
+        if (d.startsWith(path) || d.startsWith(realPrefix(path))) {
+          throw new ConfigException(at, path + " contains the data directory " + data + ": an agent that could "
+              + "write there could move the data directory aside and put a token and a database of its own in its "
+              + "place; name a folder beside it");
+        }
+      }
+      out.add(path);
+    }
+    return out;
   }
 
   /** The real path of {@code path}'s longest existing prefix, with the rest appended (it may not exist yet). */

@@ -699,6 +699,8 @@ public final class ThreadRoom extends VerticleBase {
     } else {
       t.deleting = true;
       Path workspace = Path.of(t.workspace);
+      // Its agent's private temporary folder (the sandbox's TMPDIR) goes with it, project or not.
+      Path sandbox = io.switchboard.process.Sandbox.Writes.tmp(settings.dataDir(), t.id).getParent();
       // A project's folder is the person's: only a scratch workspace is removed here; a worktree is
       // discarded by the project room (its work kept under an archive ref first).
       boolean worktree = t.branch != null && !"discarded".equals(t.worktreeState);
@@ -707,12 +709,13 @@ public final class ThreadRoom extends VerticleBase {
               t.worktreeFacts(), new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(PROJECT_ACTION_MS)))
               : Future.succeededFuture())
           .compose(x -> bus.request(Addresses.STORE_THREAD_DELETE, new JsonObject().put("threadId", t.id)))
-          .compose(x -> t.projectId != null ? Future.succeededFuture(0)
-              : vertx.executeBlocking(() -> removeTree(workspace), false))
+          .compose(x -> vertx.executeBlocking(() -> removeTree(sandbox)
+              + (t.projectId != null ? 0 : removeTree(workspace)), false))
           .onSuccess(left -> {
             threads.remove(t.id);
             if (left > 0) {
-              log.warn("thread {} deleted; {} files of its workspace {} could not be removed", t.id, left, workspace);
+              log.warn("thread {} deleted; {} files of its workspace {} or its temporary folder {} could not be "
+                  + "removed", t.id, left, workspace, sandbox);
             } else {
               log.info("thread {} deleted with its workspace", t.id);
             }

@@ -64,6 +64,87 @@ class SandboxTest {
     assertEquals("hidden", report.getString("terminal"), "a terminal runs in the sandbox too: " + report);
   }
 
+  /**
+   * The hostile table of writes: nothing the person or the gateway runs, reads back or loads takes
+   * one (HOME's start-up files, ~/.ssh, ~/.gitconfig, the gateway's classes, host /tmp, the data
+   * directory); its own temporary folder (shared with its terminals, not in host /tmp), its state
+   * folder and what its config declares writable do. HOME is a test folder: the real one is never touched.
+   */
+  @Test
+  void aSandboxedAgentWritesOnlyItsWorkspaceTemporaryFolderAndOwnState(Vertx vertx) throws Exception {
+    assertEquals(null, Sandbox.probe(), "bubblewrap must run here (scripts/test.sh installs it)");
+    Path data = dir.resolve("data");
+    Path home = Files.createDirectories(dir.resolve("home"));
+    Files.writeString(home.resolve(".bashrc"), "# the person's own\n");
+    Files.writeString(home.resolve(".gitconfig"), "[user]\n\tname = Person\n");
+    Files.writeString(home.resolve(".claude.json"), "{}");
+    Files.createDirectories(home.resolve(".ssh"));
+    Path nativeLib = Files.createDirectories(data.resolve("native")).resolve("libsqlitejdbc.so");
+    Files.writeString(nativeLib, "the gateway's library");
+    Path hostFile = Files.writeString(dir.resolve("libsqlitejdbc.so"), "loaded by the gateway from /tmp");
+    Path classes = Path.of("target", "classes").toAbsolutePath();
+    Path declared = dir.resolve("declared");
+    // "claude" in its argv: the sandbox lets it write Claude's state folders.
+    AgentSpec writer = new AgentSpec("writer", "writer", null,
+        List.of("node", SCRIPT.toString(), "sandbox-writes", "claude"),
+        Map.of("HOME", home.toString(), "BAD_AGENT_CLASSES", classes.toString(),
+            "BAD_AGENT_HOST_FILE", hostFile.toString(), "BAD_AGENT_DATA_DIR", data.toString(),
+            "BAD_AGENT_WRITABLE", declared.toString()), null, null, Sandbox.Mode.BWRAP)
+        .withWritable(List.of(declared));
+    gateway = new AgentHarness(vertx, data, new AgentRoom.Timings(30_000, 1_500), writer).start();
+    String t = gateway.thread("writer", "web");
+    gateway.prompt(t, "write everywhere");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1), gateway.summary(t));
+    JsonObject report = gateway.report(t);
+    String name = report.getString("name");
+
+    for (String refused : List.of("bashrc", "ssh", "gitconfig", "classes", "hostTmp", "hostFile")) {
+      assertEquals("refused: EROFS", report.getString(refused), refused + ": " + report);
+    }
+    assertTrue(report.getString("fifo").startsWith("refused"), "a FIFO in host /tmp: " + report);
+    // The data directory is an empty tmpfs: the gateway's library is not there to read or replace.
+    assertEquals("refused: ENOENT", report.getString("nativeLib"), report.encode());
+    assertEquals("refused: ENOENT", report.getString("nativeLibWrite"), report.encode());
+
+    Path tmp = data.resolve("sandbox").resolve(t).resolve("tmp").toRealPath();
+    assertEquals(tmp.toString(), report.getString("tmpdir"), "its TMPDIR: " + report);
+    assertEquals(tmp.toString(), report.getString("osTmpdir"), "node's os.tmpdir(): " + report);
+    assertEquals(tmp.toString(), report.getString("claudeTmpdir"), "Claude Code's, which ignores TMPDIR: " + report);
+    assertEquals("written", report.getString("privateTmp"), report.encode());
+    assertEquals("mine", Files.readString(tmp.resolve(name)));
+    assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(tmp)), "its temporary folder is private");
+    assertEquals(List.of(tmp.toString(), "refused-host-tmp"), report.getJsonArray("terminal").getList(),
+        "its terminal has the same TMPDIR, and host /tmp read-only: " + report);
+    assertEquals("from-terminal", report.getString("fromTerminal"), "agent and terminal share it: " + report);
+
+    assertEquals("written", report.getString("state"), report.encode());
+    assertEquals("state", Files.readString(home.resolve(".claude").resolve(name)));
+    assertEquals("written", report.getString("claudeJson"), report.encode());
+    assertEquals("{\"by\":\"agent\"}", Files.readString(home.resolve(".claude.json")));
+    assertEquals("written", report.getString("writable"), report.encode());
+    assertEquals("declared", Files.readString(declared.resolve(name)));
+
+    // Nothing outside changed.
+    assertEquals("# the person's own\n", Files.readString(home.resolve(".bashrc")));
+    assertEquals("[user]\n\tname = Person\n", Files.readString(home.resolve(".gitconfig")));
+    try (var left = Files.list(home.resolve(".ssh"))) {
+      assertEquals(0, left.count(), "~/.ssh is as it was");
+    }
+    assertEquals("the gateway's library", Files.readString(nativeLib));
+    assertEquals("loaded by the gateway from /tmp", Files.readString(hostFile));
+    for (Path planted : List.of(classes.resolve(name + ".class"), Path.of("/tmp", name), Path.of("/tmp", name + ".fifo"),
+        Path.of("/tmp", name + ".terminal"))) {
+      assertFalse(Files.exists(planted, java.nio.file.LinkOption.NOFOLLOW_LINKS), planted + " was planted");
+    }
+    // Its temporary folder goes with the thread.
+    io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_ARCHIVE,
+        new JsonObject().put("threadId", t)));
+    io.switchboard.testkit.PermissionHarness.await(vertx.eventBus().request(io.switchboard.bus.Addresses.THREAD_DELETE,
+        new JsonObject().put("threadId", t)));
+    assertFalse(Files.exists(data.resolve("sandbox").resolve(t)), "the thread's temporary folder is gone");
+  }
+
   @Test
   void anAgentThatMustBeSandboxedWhereItCannotBeIsRefusedClearly(Vertx vertx) throws Exception {
     gateway = new AgentHarness(vertx, dir, new AgentRoom.Timings(30_000, 1_500),

@@ -92,6 +92,34 @@ class DoctorTest {
     assertTrue(!report.out().contains("Bash(git diff:*)"), "a narrow allow is not a warning: " + report.out());
   }
 
+  /** Each sandboxed agent's line says what it may write; an unconfined one has none. */
+  @Test
+  void eachSandboxedAgentsWritablePlacesAreListed() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(io.switchboard.process.Sandbox.probe() == null,
+        "bubblewrap runs here (scripts/test.sh installs it)");
+    Path home = dir.resolve("home");
+    Path data = dir.resolve("data");
+    JsonObject tree = SettingsLoader.defaults().put("dataDir", data.toString());
+    tree.getJsonArray("agents")
+        .add(new JsonObject().put("id", "claude").put("command", new JsonArray().add("npx").add("-y")
+                .add("@zed-industries/claude-agent-acp"))
+            .put("env", new JsonObject().put("HOME", home.toString()))
+            .put("writable", new JsonArray().add(dir.resolve("cache").toString())))
+        .add(new JsonObject().put("id", "open").put("command", new JsonArray().add("true")).put("sandbox", "none"));
+    Report report = doctor(SettingsLoader.parse(tree), "git");
+    String line = report.out().lines().filter(l -> l.contains("agent claude may write")).findFirst().orElseThrow();
+    assertTrue(line.contains("agent claude may write its workspace; its temporary folder "
+        + data.resolve("sandbox/<thread>/tmp") + " (TMPDIR); its state " + home.resolve(".npm") + ", "
+        + home.resolve(".claude") + ", "), line);
+    // (Its other folders may follow the test's own XDG_CACHE_HOME or CLAUDE_CONFIG_DIR.)
+    assertTrue(line.endsWith(home.resolve(".claude.json") + "; agents[].writable " + dir.resolve("cache")
+        + "; the rest of the machine is read-only to it (the data directory hidden)"), line);
+    assertTrue(report.out().contains("agent demo may write its workspace; its temporary folder "
+        + data.resolve("sandbox/shared-demo/tmp") + " (TMPDIR)"), "the demo agent shares one process: " + report.out());
+    assertTrue(!report.out().contains("agent open may write"), report.out());
+    assertTrue(!Files.exists(home), "doctor makes nothing: " + home);
+  }
+
   @Test
   void eachProjectHasALineWithItsBranchModeAndUncommittedChanges() throws Exception {
     Path web = repository("web", "trunk");

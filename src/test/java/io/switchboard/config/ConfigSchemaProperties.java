@@ -57,7 +57,7 @@ class ConfigSchemaProperties {
     t.getJsonArray("agents").add(new JsonObject().put("id", "claude").put("name", "Claude")
         .put("command", new JsonArray().add("claude")).put("env", new JsonObject().put("A", "1")).put("cwd", "/tmp")
         .put("authMethod", "login").put("sandbox", "none").put("maxProcesses", 2).put("shareProcess", false)
-        .put("attention", new JsonObject().put("remindAfter", "90s")));
+        .put("writable", new JsonArray().add("/var/cache/builds")).put("attention", new JsonObject().put("remindAfter", "90s")));
     t.put("plugins", new JsonArray().add(new JsonObject().put("id", "telegram").put("dialect", "vibearound")
         .put("command", new JsonArray().add("node")).put("cwd", "/opt").put("env", new JsonObject())
         .put("config", new JsonObject().put("k", "v")).put("approvers", new JsonArray().add("1"))

@@ -154,6 +154,34 @@ class SettingsLoaderTest {
     assertTrue(!set.agent("a").orElseThrow().shareProcess(), "a command agent has a process per thread by default");
   }
 
+  /** {@code agents[].writable}: absolute paths outside the data directory, each refusal naming its index. */
+  @Test
+  void anAgentsWritablePathsAreAbsoluteAndOutsideTheDataDirectory() throws Exception {
+    Path data = directory("data");
+    Path cache = dir.resolve("cache");
+    JsonObject tree = SettingsLoader.defaults().put("dataDir", data.toString()).put("defaultAgent", "a");
+    JsonObject agent = new JsonObject().put("id", "a").put("command", new JsonArray().add("x"));
+    tree.put("agents", new JsonArray().add(agent));
+    assertEquals(java.util.List.of(), SettingsLoader.parse(tree).agent("a").orElseThrow().writable());
+    agent.put("writable", new JsonArray().add(cache.toString()).add("/var/cache/builds/"));
+    assertEquals(java.util.List.of(cache, Path.of("/var/cache/builds")),
+        SettingsLoader.parse(tree).agent("a").orElseThrow().writable());
+    agent.put("writable", new JsonArray().add(dir.toString()));
+    refused(tree, "agents[0].writable[0]", "contains the data directory " + data);
+    agent.put("writable", new JsonArray().add(cache.toString()).add("x"));
+    refused(tree, "agents[0].writable[1]", "must be an absolute path, got \"x\"");
+    agent.put("writable", new JsonArray().add(data.resolve("workspaces").toString()));
+    refused(tree, "agents[0].writable[0]", "is inside the data directory " + data);
+    agent.put("writable", new JsonArray().add(data.toString()));
+    refused(tree, "agents[0].writable[0]", "is inside the data directory");
+    // Compared on real paths: a link into the data directory is inside it too.
+    Path link = Files.createSymbolicLink(dir.resolve("sneaky"), data);
+    agent.put("writable", new JsonArray().add(link.resolve("token").toString()));
+    refused(tree, "agents[0].writable[0]", "is inside the data directory");
+    agent.put("writable", new JsonArray().add(""));
+    refused(tree, "agents[0].writable[0]", "must not be empty");
+  }
+
   @Test
   void aFileThatIsNotJsonIsNamed() {
     ConfigException e = refuse("{ not json");
