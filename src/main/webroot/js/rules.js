@@ -71,7 +71,7 @@ export function grantOf(choices, words) {
 const PATH_KEYS = ['file_path', 'path', 'notebook_path', 'abs_path', 'filePath', 'absolute_path'];
 
 // What the tool call is, as narrow as the gateway's grant: the command's words kept, else the files
-// it names, else the hosts it fetches, else its title.
+// it names, else the hosts it fetches (null: nothing a grant can key on).
 function what(toolCall, words, keep) {
   const tc = toolCall || {};
   const kind = tc.kind || 'this tool call';
@@ -83,8 +83,11 @@ function what(toolCall, words, keep) {
   if (paths.size) return kind + ' ' + [...paths].map(shortPath).join(', ');
   const hosts = ['url', 'uri'].map((k) => raw[k]).filter((u) => typeof u === 'string').map(hostOf).filter(Boolean);
   if (hosts.length) return kind + ' from ' + hosts.join(', ');
-  return kind + (tc.title ? ' \u201c' + tc.title + '\u201d' : '');
+  return null; // never its title: the agent writes it, so the gateway keys no grant on it
 }
+
+// A command a shell would read as more than one plain command: the gateway grants none of those.
+const NOT_PLAIN = /[;&|<>$`()\\\n\r*?[~{#!]/;
 
 function hostOf(url) {
   try {
@@ -105,7 +108,13 @@ export function grantPreview(choices, toolCall, thread) {
     agent: 'for ' + (t.agentName || 'this agent') + ', in every thread',
   }[choices.reach] || 'in this thread';
   const life = { thread: 'while it lasts', day: 'for a day', forever: 'until you revoke it' }[choices.life] || 'for a day';
-  return 'Will allow: ' + what(toolCall, words, choices.keep) + ' ' + where + ', ' + life;
+  const c = toolCall && toolCall.rawInput && toolCall.rawInput.command;
+  if (typeof c === 'string' && NOT_PLAIN.test(c)) {
+    return 'No \u201calways\u201d for this: `' + c.slice(0, 80) + '` is not one plain command. Answer it once.';
+  }
+  const covered = what(toolCall, words, choices.keep);
+  if (!covered) return 'No \u201calways\u201d for this: it names no command, file or host the gateway can check. Answer it once.';
+  return 'Will allow: ' + covered + ' ' + where + ', ' + life;
 }
 
 // How much a rule was used: "used 1 time, last at 14:32", "never used".

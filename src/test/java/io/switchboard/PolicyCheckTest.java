@@ -26,7 +26,10 @@ class PolicyCheckTest {
   private Run run(String... args) throws Exception {
     Path config = dir.resolve("switchboard.json");
     Files.writeString(config, new JsonObject().put("dataDir", dir.resolve("data").toString())
-        .put("rules", new JsonArray().add(new JsonObject().put("preset", "safeCommands"))
+        .put("projects", new JsonArray().add(new JsonObject().put("id", "app").put("path", Files.createDirectories(
+            dir.resolve("app")).toString())))
+        .put("rules", new JsonArray().add(new JsonObject().put("preset", "safeCommands")
+            .put("projectTests", new JsonObject().put("app", new JsonArray().add("npm").add("test"))))
             .add(new JsonObject().put("id", "no-push").put("effect", "deny").put("command", "git push")))
         .encode());
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -50,6 +53,16 @@ class PolicyCheckTest {
     Run chained = run("--kind", "execute", "--command", "git status && rm -rf ~");
     assertTrue(chained.out().contains("not one plain command") && chained.out().contains("ask: no rule matches"),
         chained.out());
+    // The room's reading, on the same cases: a compound push and a kindless one are denied (issue 43).
+    Run compound = run("--kind", "execute", "--command", "git status && git push origin main");
+    assertTrue(compound.out().contains("deny: rule no-push@1"), compound.out());
+    Run kindless = run("--command", "git push origin main");
+    assertEquals(0, kindless.code(), kindless.err());
+    assertTrue(kindless.out().startsWith("deny: rule no-push@1"), kindless.out());
+    Run tests = run("--kind", "execute", "--command", "npm test");
+    assertTrue(tests.out().startsWith("ask: no rule matches"), "a project's tests outside it: " + tests.out());
+    Run inApp = run("--kind", "execute", "--command", "npm test", "--project", "app");
+    assertTrue(inApp.out().startsWith("allow: rule preset.safeCommands.app.npm-test@1"), inApp.out());
   }
 
   /** A person's grant kept in the database decides too (read from the file, beside a gateway or not). */
@@ -72,10 +85,13 @@ class PolicyCheckTest {
         "a thread's grant is that thread's only");
   }
 
+  /** A call whose agent gave no kind is one the room sees too: no allow covers it, a deny still does. */
   @Test
-  void aCheckWithoutAKindIsAUsageError() throws Exception {
-    Run bad = run("--command", "ls");
-    assertEquals(2, bad.code());
-    assertTrue(bad.err().contains("policy check --kind K"), bad.err());
+  void aCheckWithoutAKindAnswersAsTheRoomDoes() throws Exception {
+    Run ls = run("--command", "ls");
+    assertEquals(0, ls.code(), ls.err());
+    assertTrue(ls.out().startsWith("ask: no rule matches"), "an allow needs the kind: " + ls.out());
+    Run push = run("--command", "git push");
+    assertTrue(push.out().startsWith("deny: rule no-push@1"), push.out());
   }
 }

@@ -29,7 +29,7 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
              java -jar switchboard.jar doctor [options]
              java -jar switchboard.jar ledger [--state pending|all] [--limit N] [--json] [options]
              java -jar switchboard.jar ledger verify [options]
-             java -jar switchboard.jar policy check --kind K [--command C] [--path P] [...] [options]
+             java -jar switchboard.jar policy check [--kind K] [--command C] [--path P] [...] [options]
              java -cp 'switchboard.jar:cluster/*' io.switchboard.Main cluster ca [--dir D]
              java -cp 'switchboard.jar:cluster/*' io.switchboard.Main cluster cert --name N --address A
                   [--ca D] [--out D] [--days N]
@@ -51,8 +51,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
                            (--state pending|all, default all; --limit N, default 50; --json);
                            safe while the gateway runs
         ledger verify      check the ledger's hash chain; name the first broken link and exit 1
-        policy check       which rule would answer a tool call: --kind K (execute, read, fetch, ...)
-                           [--agent A] [--project P] [--command "git push"] [--path F] [--url U]
+        policy check       which rule would answer a tool call: [--kind K] (execute, read, fetch, ...;
+                           left out: a call whose agent gave none) [--agent A] [--project P] [--command "git push"] [--path F] [--url U]
                            [--title T] [--thread T] [--cwd DIR: the thread's directory paths are read in]
         cluster ca         make the cluster's certificate authority in --dir (default cluster-ca): ca.crt,
                            and ca.key (0600) to keep on this machine only
@@ -188,8 +188,8 @@ public record CommandLine(Command command, boolean rotate, Map<Override, String>
     if (verify && (json || state != null || limit != null)) {
       throw new UsageException(json ? "--json" : state != null ? "--state" : "--limit", "does not go with ledger verify");
     }
-    if (command == Command.POLICY && (!check || !policy.containsKey("kind"))) {
-      throw new UsageException("policy", "usage: policy check --kind K [--agent A] [--project P] [--command C] "
+    if (command == Command.POLICY && !check) {
+      throw new UsageException("policy", "usage: policy check [--kind K] [--agent A] [--project P] [--command C] "
           + "[--path P] [--url U] [--title T] [--thread T] [--cwd DIR]");
     }
     if (command == Command.CLUSTER) {
