@@ -416,7 +416,7 @@ public final class Question {
         if (!choices.isEmpty() && !choices.containsKey(s)) {
           throw new IllegalArgumentException(label + " must be one of " + choices.keySet());
         }
-        if (p.getValue("pattern") instanceof String pattern && !matches(pattern, s)) {
+        if (p.getValue("pattern") instanceof String pattern && !matches(label, pattern, s)) {
           throw new IllegalArgumentException(label + " does not match the pattern " + pattern);
         }
         if (p.getValue("format") instanceof String format && !formatted(format, s)) {
@@ -466,11 +466,11 @@ public final class Question {
   }
 
   /** JSON Schema's pattern (found anywhere in the text), within a budget: an agent's pattern may be slow. */
-  private static boolean matches(String pattern, String text) {
+  private static boolean matches(String label, String pattern, String text) {
     try {
       return Pattern.compile(pattern).matcher(new Budgeted(text, PATTERN_BUDGET)).find();
     } catch (Budgeted.Spent e) {
-      throw new IllegalArgumentException("the form's pattern " + pattern + " is too slow to check this answer");
+      throw new IllegalArgumentException(label + " cannot be checked: the form's pattern " + pattern + " is too slow");
     }
   }
 

@@ -88,7 +88,9 @@ class QuestionTest {
     JsonObject q = Question.fromAgent(form(new JsonObject().put("s", new JsonObject().put("type", "string")
         .put("pattern", "^((a+)+)+$"))));
     String evil = "a".repeat(30) + "!"; // 95 s to refuse without the budget (JDK 17)
-    assertTrue(refusal(() -> Question.content(q, "accept", new JsonObject().put("s", evil))).contains("too slow"));
+    String refused = refusal(() -> Question.content(q, "accept", new JsonObject().put("s", evil)));
+    assertTrue(refused.contains("too slow"), refused);
+    assertTrue(refused.startsWith("s cannot be checked"), "the refusal names its field, as every other does: " + refused);
   }
 
   @Test
