@@ -50,6 +50,7 @@
 //                   --login and BAD_AUTH_MODE set) and one it runs itself
 //   cost            reports a running cost with each reply: 0.50 USD, 1.00, then 0.20 (a new session)
 //   elicit-bad      asks with a schema no client can render (a nested object); reports the error
+//   elicit-scoped   asks a request-scoped question (a requestId, no sessionId); reports the answer
 //   sandbox-writes  tries to write outside its workspace (HOME's start-up files, ~/.ssh, ~/.gitconfig, the
 //                   gateway's classes in BAD_AGENT_CLASSES, host /tmp and a file there in BAD_AGENT_HOST_FILE,
 //                   a FIFO in /tmp, the data directory's native library in BAD_AGENT_DATA_DIR), and where
@@ -150,6 +151,12 @@ async function elicit(m) {
       x: { type: 'string' } } } });
     await new Promise((resolve) => setTimeout(resolve, Number(process.env.BAD_AGENT_WITHDRAW_MS || 300)));
     send({ method: '$/cancel_request', params: { requestId: q.id } });
+  } else if (mode === 'elicit-scoped') {
+    // Request-scoped (ACP): a requestId and no sessionId, from a process that has one session.
+    const id = nextId++;
+    send({ id, method: 'elicitation/create', params: { requestId: 'req-1', mode: 'form',
+      message: 'Asked outside any session', requestedSchema: { type: 'object', properties: { x: { type: 'string' } } } } });
+    q = { id, answered: new Promise((resolve) => waiting.set(id, resolve)) };
   } else if (mode === 'elicit-exit') {
     ask({ mode: 'form', message: 'Asked while dying', requestedSchema: { type: 'object', properties: {} } });
     process.stdout.write('', () => process.exit(0));

@@ -241,12 +241,20 @@ final class AgentProcess {
     return capabilities.getValue("promptCapabilities") instanceof JsonObject c && Boolean.TRUE.equals(c.getValue(kind));
   }
 
-  /** Which session a message of the agent belongs to: the only one, or (shared) the one it names. */
+  /**
+   * Which session a message of the agent belongs to: by the session it names, never by "the process
+   * has one": a request naming none (ACP's request-scoped {@code elicitation/create}) has no thread
+   * to be shown in and is refused. A process of one thread takes the ids it names as its own (its
+   * session may speak before {@code session/new}'s answer binds the id); a shared one only those bound.
+   */
   private AgentSession route(Object params) {
+    if (!(JsonRpcPeer.object(params).getValue("sessionId") instanceof String id) || id.isEmpty()) {
+      return null;
+    }
     if (!shared) {
       return attached.isEmpty() ? null : attached.iterator().next();
     }
-    return JsonRpcPeer.object(params).getValue("sessionId") instanceof String id ? bySessionId.get(id) : null;
+    return bySessionId.get(id);
   }
 
   void attach(AgentSession session) {

@@ -221,4 +221,15 @@ class QuestionAgentTest {
         .contains("a question Switchboard cannot show")), gateway.summary(t));
     assertTrue(gateway.cards.isEmpty(), "no card for it");
   }
+
+  /** ACP's request-scoped question names no session: it has no thread to be shown in, even from a process of one. */
+  @Test
+  void aQuestionOutsideAnySessionIsRefusedAndNeverShown(Vertx vertx) {
+    String t = thread(vertx, "elicit-scoped");
+    gateway.prompt(t, "ask outside");
+    assertEquals("end_turn", gateway.awaitTurnEnd(t, 1));
+    JsonObject answer = gateway.report(t).getJsonObject("answer");
+    assertEquals(-32602, answer.getInteger("code"), answer.encode());
+    assertTrue(gateway.cards.isEmpty(), "no card for it: " + gateway.cards);
+  }
 }
