@@ -20,10 +20,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The push room: sends the outbox's push messages (written with the ledger's rows, one per
- * subscribed device) to the devices' push services, one at a time in outbox order, and
- * acknowledges each once its service took it. A device its service says is gone (404, 410) is
- * forgotten; a 429 or 503 holds every send for its {@code Retry-After}; other failures are tried
- * again with a growing pause, five times, then dropped (a push is a nudge, the card is the record).
+ * subscribed device) to the devices' push services — each service's in outbox order, one at a
+ * time, different services side by side — and acknowledges each once its service took it. A
+ * device its service says is gone (404, 410) is forgotten; a 429 or 503 holds that service's
+ * sends for its {@code Retry-After} (ten minutes at most); other failures hold it with a growing
+ * pause, five tries, then the push is dropped (a push is a nudge, the card is the record). A timer
+ * sends what was held when its hold ends; no redirect is followed.
  */
 public final class PushRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(PushRoom.class);
@@ -38,6 +40,11 @@ public final class PushRoom extends VerticleBase {
    */
   public static final String SUBJECT = "https://github.com/switchboard-gateway/switchboard";
 
+  /** The longest a push service's Retry-After may hold its pushes: a year's would silence a device for good. */
+  static final long MAX_HOLD_MS = 10 * 60_000;
+  /** Pushes read from the outbox at once. */
+  static final int BATCH = 200;
+
   private final Path keyFile;
   private final String subject;
   private PushSender sender;
@@ -45,8 +52,10 @@ public final class PushRoom extends VerticleBase {
   private EventBus bus;
   private boolean draining;
   private boolean again;
-  /** No send before this (a 429's Retry-After, or a back-off after a failure). */
-  private long holdUntil;
+  /** The drain under way: a stop waits for its sends, so none is cut off half-sent and sent again. */
+  private Future<?> current = Future.succeededFuture();
+  /** Per push service (its origin): no send before this (a 429's Retry-After, or a back-off after a failure). */
+  private final Map<String, Long> holds = new HashMap<>();
   private long holdTimer = -1;
   private final Map<String, Integer> attempts = new HashMap<>();
   private final ZoneId zone = ZoneId.systemDefault();
@@ -62,8 +71,10 @@ public final class PushRoom extends VerticleBase {
     bus = vertx.eventBus();
     return vertx.executeBlocking(() -> VapidKeyFile.loadOrCreate(keyFile), false).map(keys -> {
       publicKey = VapidKeyFile.publicKeyBase64Url(keys);
-      sender = new PushSender(vertx, WebClient.create(vertx, new WebClientOptions().setUserAgent("switchboard")),
-          keys, subject);
+      // No redirect followed: the endpoint is the subscriber's to choose, and a redirect would carry
+      // the VAPID Authorization header wherever it pointed.
+      sender = new PushSender(vertx, WebClient.create(vertx, new WebClientOptions().setUserAgent("switchboard")
+          .setFollowRedirects(false)), keys, subject);
       bus.<JsonObject>localConsumer(Addresses.PUSH_KEY, m -> m.reply(new JsonObject().put("publicKey", publicKey)));
       bus.<JsonObject>consumer(Addresses.OUTBOX_READY, m -> {
         JsonArray plugins = m.body().getJsonArray("pluginIds", new JsonArray());
@@ -76,71 +87,109 @@ public final class PushRoom extends VerticleBase {
     });
   }
 
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(holdTimer);
+    // The sends under way finish (each is bounded by PushSender's timeout) and are acknowledged.
+    return current.transform(x -> Future.succeededFuture()).timeout(PushSender.TIMEOUT_MS + 2_000,
+        java.util.concurrent.TimeUnit.MILLISECONDS).recover(x -> Future.succeededFuture());
+  }
+
   private void drain() {
     if (draining) {
       again = true;
       return;
     }
-    long wait = holdUntil - System.currentTimeMillis();
-    if (wait > 0) {
-      if (holdTimer < 0) {
-        holdTimer = vertx.setTimer(wait, t -> {
-          holdTimer = -1;
-          drain();
-        });
-      }
-      return;
-    }
     draining = true;
     again = false;
-    bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", OUTBOX).put("limit", 50))
-        .compose(m -> sendAll(new ArrayList<>(m.body().getJsonArray("outputs").stream()
-            .map(o -> (JsonObject) o).toList()), 0))
-        .onComplete(done -> {
-          draining = false;
-          if (done.failed()) {
-            log.warn("push: the outbox could not be read ({})", done.cause().getMessage());
-          }
-          if (again || done.succeeded() && done.result()) {
-            drain();
-          }
-        });
+    Future<Boolean> run = bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject()
+            .put("pluginId", OUTBOX).put("limit", BATCH))
+        .compose(m -> sendBatch(m.body().getJsonArray("outputs").stream().map(o -> (JsonObject) o).toList()));
+    current = run;
+    run.onComplete(done -> {
+      draining = false;
+      if (done.failed()) {
+        log.warn("push: the outbox could not be read ({})", done.cause().getMessage());
+      }
+      if (again || done.succeeded() && done.result()) {
+        drain();
+      } else {
+        wakeAtHoldsEnd();
+      }
+    });
   }
 
-  /** Sends in order; true when there may be more to send now, false when held or done. */
-  private Future<Boolean> sendAll(List<JsonObject> outputs, int i) {
-    if (i >= outputs.size()) {
-      return Future.succeededFuture(outputs.size() == 50);
+  /** A held push is sent when its hold ends: a timer for the earliest hold still ahead. */
+  private void wakeAtHoldsEnd() {
+    long now = System.currentTimeMillis();
+    holds.values().removeIf(until -> until <= now);
+    vertx.cancelTimer(holdTimer);
+    holdTimer = -1;
+    holds.values().stream().min(Long::compare).ifPresent(until -> holdTimer = vertx.setTimer(Math.max(1,
+        until - now), t -> {
+          holdTimer = -1;
+          drain();
+        }));
+  }
+
+  private record Pending(JsonObject out, JsonObject sub, String origin) {}
+
+  /**
+   * Sends a batch: each push service's pushes in outbox order, the services side by side (one that
+   * hangs or holds never delays another's devices). True when a full batch sent something: there may be more.
+   */
+  private Future<Boolean> sendBatch(List<JsonObject> outputs) {
+    List<Future<JsonObject>> lookups = new ArrayList<>();
+    for (JsonObject out : outputs) {
+      lookups.add(bus.<JsonObject>request(Addresses.STORE_PUSH_GET, new JsonObject().put("subscriptionId",
+          out.getString("chatId"))).map(m -> m.body()));
     }
-    JsonObject out = outputs.get(i);
-    return sendOne(out).compose(goOn -> goOn ? sendAll(outputs, i + 1) : Future.succeededFuture(false));
+    return Future.all(lookups).compose(found -> {
+      Map<String, List<Pending>> byService = new java.util.LinkedHashMap<>();
+      List<Future<Boolean>> sends = new ArrayList<>();
+      for (int i = 0; i < outputs.size(); i++) {
+        JsonObject sub = found.<JsonObject>resultAt(i).getJsonObject("subscription");
+        if (sub == null) {
+          sends.add(ack(outputs.get(i).getString("outputId")).map(true)); // the device unsubscribed meanwhile
+          continue;
+        }
+        String origin = PushSubscription.origin(sub.getString("endpoint"));
+        byService.computeIfAbsent(origin, k -> new ArrayList<>()).add(new Pending(outputs.get(i), sub, origin));
+      }
+      byService.values().forEach(queue -> sends.add(sendInOrder(queue, 0)));
+      return Future.join(sends).transform(x -> Future.succeededFuture(outputs.size() == BATCH
+          && sends.stream().anyMatch(f -> f.succeeded() && f.result())));
+    });
   }
 
-  private Future<Boolean> sendOne(JsonObject out) {
+  /** One push service's pushes, one at a time, until it holds them; true when one was settled. */
+  private Future<Boolean> sendInOrder(List<Pending> queue, int i) {
+    if (i >= queue.size() || holds.getOrDefault(queue.get(i).origin(), 0L) > System.currentTimeMillis()) {
+      return Future.succeededFuture(i > 0);
+    }
+    return sendOne(queue.get(i)).compose(goOn -> goOn ? sendInOrder(queue, i + 1) : Future.succeededFuture(i > 0));
+  }
+
+  private Future<Boolean> sendOne(Pending p) {
+    JsonObject out = p.out();
+    JsonObject sub = p.sub();
     String outputId = out.getString("outputId");
     String device = out.getString("chatId");
-    return bus.<JsonObject>request(Addresses.STORE_PUSH_GET, new JsonObject().put("subscriptionId", device))
-        .compose(m -> {
-          JsonObject sub = m.body().getJsonObject("subscription");
-          if (sub == null) {
-            return ack(outputId).map(true); // the device unsubscribed meanwhile
-          }
-          PushSubscription to = new PushSubscription(sub.getString("endpoint"), sub.getString("p256dh"),
-              sub.getString("auth"));
-          JsonObject body = out.getJsonObject("body");
-          String kind = out.getString("kind");
-          JsonObject payload = payload(kind, body, sub.getBoolean("details", false));
-          boolean end = kind.equals("card_end");
-          JsonObject deadline = body.getJsonObject("deadline");
-          int ttl = end ? 600 : deadline == null ? TTL_SECONDS
-              : (int) Math.max(60, (deadline.getLong("at") - System.currentTimeMillis()) / 1000);
-          return sender.send(to, payload, body.getString("requestId"), ttl, !end)
-              .recover(err -> Future.succeededFuture(new Delivery(Delivery.Status.FAILED, -1, 0, err.getMessage())))
-              .compose(d -> settled(outputId, device, kind, d));
-        });
+    PushSubscription to = new PushSubscription(sub.getString("endpoint"), sub.getString("p256dh"),
+        sub.getString("auth"));
+    JsonObject body = out.getJsonObject("body");
+    String kind = out.getString("kind");
+    JsonObject payload = payload(kind, body, sub.getBoolean("details", false));
+    boolean end = kind.equals("card_end");
+    JsonObject deadline = body.getJsonObject("deadline");
+    int ttl = end ? 600 : deadline == null ? TTL_SECONDS
+        : (int) Math.max(60, (deadline.getLong("at") - System.currentTimeMillis()) / 1000);
+    return sender.send(to, payload, body.getString("requestId"), ttl, !end)
+        .recover(err -> Future.succeededFuture(new Delivery(Delivery.Status.FAILED, -1, 0, err.getMessage())))
+        .compose(d -> settled(outputId, device, p.origin(), kind, d));
   }
 
-  private Future<Boolean> settled(String outputId, String device, String kind, Delivery d) {
+  private Future<Boolean> settled(String outputId, String device, String origin, String kind, Delivery d) {
     bus.publish(Addresses.PUSH_SENT, new JsonObject().put("status", d.status().name()).put("kind", kind));
     switch (d.status()) {
       case DELIVERED -> {
@@ -158,8 +207,10 @@ public final class PushRoom extends VerticleBase {
             .compose(x -> ack(outputId)).map(true);
       }
       case RETRY_AFTER -> {
-        log.warn("push: the push service asks to wait {} before the next push", Waiting.duration(d.retryAfterMs()));
-        holdUntil = System.currentTimeMillis() + d.retryAfterMs();
+        long wait = Math.min(d.retryAfterMs(), MAX_HOLD_MS);
+        log.warn("push: {} asks to wait {} before its next push{}", origin, Waiting.duration(wait),
+            wait < d.retryAfterMs() ? " (it asked for " + Waiting.duration(d.retryAfterMs()) + ")" : "");
+        holds.put(origin, System.currentTimeMillis() + wait);
         return Future.succeededFuture(false);
       }
       default -> {
@@ -169,7 +220,7 @@ public final class PushRoom extends VerticleBase {
           attempts.remove(outputId);
           return ack(outputId).map(true);
         }
-        holdUntil = System.currentTimeMillis() + (1000L << Math.min(n, 6));
+        holds.put(origin, System.currentTimeMillis() + (1000L << Math.min(n, 6)));
         log.info("push: a {} for device {} failed ({}); trying again in {} s", kind, device, d.reason(),
             1L << Math.min(n, 6));
         return Future.succeededFuture(false);

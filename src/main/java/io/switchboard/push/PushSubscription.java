@@ -51,6 +51,16 @@ public record PushSubscription(String endpoint, String p256dh, String auth) {
         .put("keys", new JsonObject().put("p256dh", p256dh).put("auth", auth));
   }
 
+  /** The push service an endpoint belongs to ({@code scheme://host[:port]}): holds and order are kept per service. */
+  public static String origin(String endpoint) {
+    try {
+      URI uri = new URI(endpoint);
+      return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort());
+    } catch (URISyntaxException | RuntimeException e) {
+      return endpoint;
+    }
+  }
+
   /** The endpoint's host: all of it a log line may show. */
   public String host() {
     return URI.create(endpoint).getHost();
@@ -97,6 +107,19 @@ public record PushSubscription(String endpoint, String p256dh, String auth) {
     boolean loopbackHttp = scheme.equals("http") && LOOPBACK.contains(host.toLowerCase(Locale.ROOT));
     if (!scheme.equals("https") && !loopbackHttp) {
       throw new IllegalArgumentException(name + " must be an https:// URL (http:// only to localhost), not " + scheme + "://");
+    }
+    if (!loopbackHttp) {
+      // The subscriber chooses the endpoint: the gateway posts to no address of its own network.
+      String h = host.toLowerCase(Locale.ROOT);
+      if (h.startsWith("[") || h.matches("[0-9.]+") || h.matches("0x[0-9a-f.x]+")) {
+        throw new IllegalArgumentException(name + " must name its push service by host name, not an IP address ("
+            + host + ")");
+      }
+      if (!h.contains(".") || h.endsWith(".local") || h.endsWith(".localhost") || h.equals("localhost")
+          || h.endsWith(".internal") || h.endsWith(".lan") || h.endsWith(".home.arpa") || h.endsWith(".intranet")) {
+        throw new IllegalArgumentException(name + " must be a push service on the internet, not a local name ("
+            + host + ")");
+      }
     }
   }
 

@@ -16,6 +16,8 @@ import io.vertx.sqlclient.Tuple;
  * room, never in a log line or a reply to a page.
  */
 final class PushSubscriptions {
+  /** Devices kept (today one login for all: per person once people have names). */
+  static final int MAX_DEVICES = 10;
   private final Pool readers;
   private final RandomIds ids = new RandomIds();
 
@@ -37,9 +39,17 @@ final class PushSubscriptions {
           INSERT INTO push_subscription (subscription_id, endpoint, p256dh, auth, details, created_at, user_agent)
           VALUES (?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth,
-            details = excluded.details, user_agent = excluded.user_agent""",
+            details = excluded.details, user_agent = excluded.user_agent, created_at = excluded.created_at""",
           id, endpoint, p256dh, auth, details ? 1 : 0, at, userAgent);
-      return new JsonObject().put("subscribed", true);
+      // At most MAX_DEVICES: the oldest goes, with what was waiting for it (a socket that subscribes a
+      // thousand endpoints makes a card go to ten, not a thousand).
+      int dropped = update(conn, "DELETE FROM push_subscription WHERE subscription_id NOT IN (SELECT subscription_id "
+          + "FROM push_subscription ORDER BY created_at DESC, rowid DESC LIMIT " + MAX_DEVICES + ")");
+      if (dropped > 0) {
+        update(conn, "UPDATE outbox SET state = 'superseded' WHERE plugin_id = ? AND state = 'pending' AND chat_id NOT IN "
+            + "(SELECT subscription_id FROM push_subscription)", Outbox.PUSH);
+      }
+      return new JsonObject().put("subscribed", true).put("dropped", dropped);
     };
   }
 

@@ -108,4 +108,67 @@ class PushRoomTest {
     waitFor(() -> await(vertx.eventBus().<JsonObject>request(Addresses.STORE_PUSH_LIST, new JsonObject())).body()
         .getJsonArray("subscriptions").isEmpty(), "the gone device forgotten");
   }
+
+  /**
+   * Push services that misbehave (issue 43): one answers 429 with a short Retry-After, then a year's;
+   * a device at another service gets every push at once all the same, and the held push is sent
+   * when its hold ends, without another push to wake the room. Endpoints of the subscriber's
+   * choosing that name an address of the gateway's own network are refused, and a socket cannot
+   * subscribe more than ten devices.
+   */
+  @Test
+  void aHeldPushServiceNeitherStallsAnotherNorKeepsItsPushForever(Vertx vertx) throws Exception {
+    Settings settings = new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "demo",
+        List.of(AgentHarness.demo()), List.of(), Settings.LogFormat.TEXT)
+        .withAttention(new Attention(new Attention.Spec(600_000L, 0L, null, 0L, null, null), Map.of(), Map.of()));
+    gateway = new GatewayHarness(vertx, settings, io.switchboard.Gateway.Tuning.DEFAULT);
+    ChatClient c = ChatClient.open(vertx, gateway.port, gateway.token);
+    byte[] key = Base64.getUrlDecoder().decode(c.next("welcome").getJsonObject("push").getString("publicKey"));
+    service = LoopbackPushService.start(key);
+    try (LoopbackPushService other = LoopbackPushService.start(key)) {
+      LoopbackPushService.Subscriber held = service.newSubscriber().answer(429, "2").answer(201, null)
+          .answer(429, "31536000");
+      LoopbackPushService.Subscriber healthy = other.newSubscriber();
+      for (LoopbackPushService.Subscriber s : List.of(held, healthy)) {
+        c.send(new JsonObject().put("type", "push_subscribe").put("subscription", s.subscription()));
+        c.next("push_subscribed");
+      }
+      for (String bad : List.of("https://169.254.169.254/push/x", "https://10.0.0.7/push", "https://[fe80::1]/push",
+          "https://printer.local/push", "https://metadata/push")) {
+        c.send(new JsonObject().put("type", "push_subscribe").put("subscription", healthy.subscription()
+            .put("endpoint", bad)));
+        JsonObject refused = c.next("error");
+        assertTrue(refused.getString("message").contains("endpoint"), bad + ": " + refused);
+      }
+      c.send(new JsonObject().put("type", "new_thread").put("clientRef", "n"));
+      String t = c.next("thread").getString("threadId");
+      c.send(new JsonObject().put("type", "attach").put("threadId", t));
+      c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "note this"));
+      String first = c.next("permission_request").getString("requestId");
+      assertTrue(new JsonObject(other.awaitReceived(1, Duration.ofSeconds(10)).get(0).text()).getString("requestId")
+          .equals(first), "the healthy device's push");
+      List<LoopbackPushService.Received> tried = service.awaitReceived(2, Duration.ofSeconds(15));
+      assertEquals(List.of(429, 201), tried.stream().map(LoopbackPushService.Received::answered).toList(),
+          "the held push was sent again when its hold ended");
+
+      // A year's Retry-After at one service: the other's device still gets the next card at once.
+      c.send(new JsonObject().put("type", "permission_answer").put("requestId", first).put("optionId", "allow-once"));
+      other.awaitReceived(2, Duration.ofSeconds(10)); // the first card's end
+      service.awaitReceived(3, Duration.ofSeconds(10)); // its end, answered 429 for a year
+      c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "note that too"));
+      String second = c.next(f -> "permission_request".equals(f.getString("type"))
+          && !first.equals(f.getString("requestId")), "the second card").getString("requestId");
+      assertEquals(second, new JsonObject(other.awaitReceived(3, Duration.ofSeconds(10)).get(2).text())
+          .getString("requestId"), "the healthy device is not held by the other service's year");
+      assertEquals(3, service.received().size(), "the held service gets nothing more before its (bounded) hold ends");
+    }
+
+    // Ten devices at most: the oldest goes.
+    for (int i = 0; i < 12; i++) {
+      c.send(new JsonObject().put("type", "push_subscribe").put("subscription", service.newSubscriber().subscription()));
+      c.next("push_subscribed");
+    }
+    assertEquals(10, await(vertx.eventBus().<JsonObject>request(Addresses.STORE_PUSH_LIST, new JsonObject())).body()
+        .getJsonArray("subscriptions").size());
+  }
 }
