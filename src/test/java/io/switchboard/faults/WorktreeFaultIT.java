@@ -1,5 +1,6 @@
 package io.switchboard.faults;
 
+import static io.switchboard.testkit.PersonGit.git;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -50,18 +51,6 @@ class WorktreeFaultIT extends JarFaultSuite {
   void seededKillsDuringWorktreeWorkLeaveTheRepositoryConsistent() throws Exception {
     SeededRuns.play("worktree fault", "worktree.fault.seed", "worktree.fault.runs", 1, this::run, () -> log);
     System.out.println("worktree faults injected: " + faults);
-  }
-
-  static String git(Path where, String... args) throws Exception {
-    List<String> argv = new ArrayList<>(List.of("git", "-c", "user.name=P", "-c", "user.email=p@x"));
-    argv.addAll(List.of(args));
-    Process p = new ProcessBuilder(argv).directory(where.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes()).strip();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    if (p.exitValue() != 0) {
-      throw new AssertionError("git " + String.join(" ", args) + " failed (" + p.exitValue() + "): " + out);
-    }
-    return out;
   }
 
   private void run(long seed) throws Exception {

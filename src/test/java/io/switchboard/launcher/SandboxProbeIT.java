@@ -1,5 +1,6 @@
 package io.switchboard.launcher;
 
+import static io.switchboard.testkit.PersonGit.git;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,9 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -48,18 +47,6 @@ class SandboxProbeIT extends BadAgentJar {
         .put("defaultProject", "app");
     Files.writeString(file, config.encode());
     return file;
-  }
-
-  static String git(Path where, String... args) throws Exception {
-    List<String> argv = new ArrayList<>(List.of("git", "-c", "user.name=P", "-c", "user.email=p@x"));
-    argv.addAll(List.of(args));
-    Process p = new ProcessBuilder(argv).directory(where.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes()).strip();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-    if (p.exitValue() != 0) {
-      throw new AssertionError("git " + String.join(" ", args) + " failed (" + p.exitValue() + "): " + out);
-    }
-    return out;
   }
 
   private ChatClient web(JarGateway started) {

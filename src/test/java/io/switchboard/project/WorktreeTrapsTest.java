@@ -78,6 +78,17 @@ class WorktreeTrapsTest {
     Files.writeString(gitDir.resolve("info/attributes"), "* filter=evil\n");
   }
 
+  /** A repository of the agent's own at {@code dir}, one commit of {@code file}, its filter armed. */
+  private Path armedRepository(Path dir, String file) throws Exception {
+    Files.createDirectories(dir);
+    person(dir, "init", "-q", "-b", "main");
+    Files.writeString(dir.resolve(file), "one\n");
+    person(dir, "add", file);
+    person(dir, "commit", "-q", "-m", "inner");
+    armed(dir.resolve(".git"));
+    return dir;
+  }
+
   /** Changes a file of the nested repository without changing its size or time: only its content tells. */
   private static void sameSizeEdit(Path file, String text) throws Exception {
     java.nio.file.attribute.FileTime t = Files.getLastModifiedTime(file);
@@ -98,13 +109,7 @@ class WorktreeTrapsTest {
   void aRepositoryTheAgentMadeInsideItsWorktreeIsNeverEntered() throws Exception {
     ProjectRepo repo = repo(ProjectRepo.CheckpointLimits.DEFAULT);
     ProjectRepo.Worktree w = created(repo, "t_nest");
-    Path sub = w.dir().resolve("sub");
-    Files.createDirectories(sub);
-    person(sub, "init", "-q", "-b", "main");
-    Files.writeString(sub.resolve("f.txt"), "one\n");
-    person(sub, "add", "f.txt");
-    person(sub, "commit", "-q", "-m", "inner");
-    armed(sub.resolve(".git"));
+    Path sub = armedRepository(w.dir().resolve("sub"), "f.txt");
     Files.writeString(w.dir().resolve("top.txt"), "top\n");
     sameSizeEdit(sub.resolve("f.txt"), "two\n");
     assertArmed(sub);
@@ -127,13 +132,7 @@ class WorktreeTrapsTest {
     assertFalse(Files.exists(marker), "the nested repository's filter ran in the gateway's git");
 
     ProjectRepo.Worktree d = created(repo, "t_nest2");
-    Path sub2 = d.dir().resolve("inner");
-    Files.createDirectories(sub2);
-    person(sub2, "init", "-q", "-b", "main");
-    Files.writeString(sub2.resolve("g.txt"), "one\n");
-    person(sub2, "add", "g.txt");
-    person(sub2, "commit", "-q", "-m", "inner");
-    armed(sub2.resolve(".git"));
+    Path sub2 = armedRepository(d.dir().resolve("inner"), "g.txt");
     repo.checkpoint(d, 1);
     sameSizeEdit(sub2.resolve("g.txt"), "two\n");
     repo.discard(d);
