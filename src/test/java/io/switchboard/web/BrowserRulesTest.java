@@ -381,6 +381,8 @@ class BrowserRulesTest extends BrowserClass {
     WebElement piped = awaitCard();
     piped.findElement(By.cssSelector(".options button.allow_always")).click();
     WebElement again = chooser();
+    assertTrue(again.findElement(By.cssSelector(".preview")).getText().contains("is not one plain command"),
+        "the chooser says before anything is sent that no \"always\" covers a compound command");
     again.findElements(By.cssSelector(".chips .chip")).get(1).click();
     button(again, "Allow always (revocable)").click();
     WebElement error = waiting().until(d -> {
@@ -388,7 +390,8 @@ class BrowserRulesTest extends BrowserClass {
       return e.isDisplayed() ? e : null;
     });
     assertTrue(error.getText().startsWith("The gateway did not keep it: "), error.getText());
-    assertTrue(error.getText().contains("no plain command"), error.getText());
+    assertTrue(error.getText().contains("no plain command") && error.getText().contains("answered once, never granted"),
+        error.getText());
     assertTrue(inView(error), "said where the person looks");
     screenshot("refused");
     button(again, "Cancel").click();
