@@ -344,6 +344,9 @@ public final class Main {
       // Held by this gateway alone from here: what an earlier one left in its temporary folder goes.
       io.switchboard.config.DataDirectory.prepareTemp(settings.tempDir(), true);
       useOwnTemp(settings.tempDir());
+      // No agent runs yet: the temporary folders of shared and one-off processes start empty (a
+      // thread's own stays with the thread, and goes when it is deleted).
+      io.switchboard.config.DataDirectory.emptySandboxTemps(settings.dataDir().resolve("sandbox"));
       // An agent node has no web room: no token to make or print.
       ensured = settings.runsSurfaces() ? token.ensure() : new AccessToken.Ensured(null, false, null);
     } catch (IOException e) {

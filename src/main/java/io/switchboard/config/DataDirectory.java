@@ -54,6 +54,25 @@ public final class DataDirectory {
     }
   }
 
+  /** Removes the sandbox folders of shared and one-off agent processes ({@code shared-*}, {@code oneoff-*}). */
+  public static void emptySandboxTemps(Path sandboxes) throws IOException {
+    if (!Files.isDirectory(sandboxes, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (DirectoryStream<Path> owners = Files.newDirectoryStream(sandboxes)) {
+      for (Path owner : owners) {
+        String name = owner.getFileName().toString();
+        if (name.startsWith("shared-") || name.startsWith("oneoff-")) {
+          try (var walk = Files.walk(owner)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+              Files.deleteIfExists(p);
+            }
+          }
+        }
+      }
+    }
+  }
+
   /** What is readable or writable by others: "path (mode)" each; empty when all is private. */
   public static List<String> loose(Path dir) throws IOException {
     List<String> out = new ArrayList<>();
