@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the page's app icons (src/main/webroot/icons/*.png) with the standard library only: a white
+"""Draws the page's app icons (webroot/icons/*.png) with the standard library only: a white
 speech bubble with a check mark on the page's accent colour, full bleed with the drawing inside the
 centre 80% (a "maskable" icon: a phone may cut it to a circle). icon.svg is the same drawing.
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 ACCENT = (0x24, 0x57, 0xD6)  # style.css --accent
 WHITE = (0xFF, 0xFF, 0xFF)
-OUT = Path(__file__).resolve().parent.parent / "src" / "main" / "webroot" / "icons"
+OUT = Path(__file__).resolve().parent.parent / "webroot" / "icons"
 
 
 def in_bubble(x, y):

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {
   countdownText, clockTime, deadlineLine, deadlineNear, waitedText, attentionText, expiredText, expiryWarning,
   isFresh, attentionSteps,
-} from '../../main/webroot/js/countdown.js';
+} from '../../../webroot/js/countdown.js';
 
 const at = (...parts) => new Date(...parts).getTime(); // the local clock, whatever TZ the run has
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {
   reasonText, commandOf, shortPath, blockText, stopText, usageText, diffRows, keysHint, answeredBy, agentLabel,
   commandsMatching, titleWithCount, exitText, isImage, isPreview, base64Bytes, composerHint,
-} from '../../main/webroot/js/format.js';
+} from '../../../webroot/js/format.js';
 
 test('a reason is said in the gateway\'s words; one it does not know is read as words', () => {
   const words = { 'session-cancelled': 'the turn was stopped' };

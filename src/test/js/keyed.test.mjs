@@ -1,7 +1,7 @@
 // The thread list's keyed rendering, on a stand-in for a DOM list: node --test src/test/js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyedList } from '../../main/webroot/js/keyed.js';
+import { keyedList } from '../../../webroot/js/keyed.js';
 
 // Just what keyedList uses of an element: its children, insertBefore (which moves a child already
 // in the list) and removeChild; it counts the moves.

@@ -5,7 +5,7 @@ import {
   projectsFor, pickedProject, newThreadFields, projectLine, hasChanges, unquote, splitPatch, patchRows, filesWithDiffs,
   fileCounts, countsText, defaultCommitMessage, actionLine, actionLines, resultText, refusalText, discardQuestion, keepQuestion, clock,
   pendingWork, leaveQuestion, deleteQuestion, sessionTitle, whenText, sessionsNote,
-} from '../../main/webroot/js/projects.js';
+} from '../../../webroot/js/projects.js';
 
 const projects = [
   { id: 'web', name: 'web-app', worktrees: 'perThread', agents: [] },

@@ -1,7 +1,7 @@
 // Web Push decisions: node --test src/test/js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pushProblem, permissionProblem, keyBytes, sameKey, readTarget, within } from '../../main/webroot/js/pushcheck.js';
+import { pushProblem, permissionProblem, keyBytes, sameKey, readTarget, within } from '../../../webroot/js/pushcheck.js';
 
 const able = { secure: true, serviceWorker: true, pushManager: true, notification: true, permission: 'default' };
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import {
   answerSummary, checkAnswer, fieldsOf, isQuestion, isoWithOffset, linkOf, localInputOf, questionButtons,
   questionTitle, refusedField, valueText,
-} from '../../main/webroot/js/question.js';
+} from '../../../webroot/js/question.js';
 
 // The bad agent's elicit-form schema (src/test/badpeers/bad-agent.js), and more.
 const DEPLOY = {

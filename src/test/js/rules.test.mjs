@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {
   autoAnswer, commandWords, grantOf, grantPreview, isGrant, lives, reaches, ruleActive, ruleExpiry, ruleGroups,
   ruleMade, ruleRevoked, ruleUse, settle,
-} from '../../main/webroot/js/rules.js';
+} from '../../../webroot/js/rules.js';
 
 const at = (...parts) => new Date(...parts).getTime(); // the local clock, whatever TZ the run has
 const now = at(2026, 2, 12, 14, 22); // Thursday 12 March 2026

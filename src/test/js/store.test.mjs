@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   initialState, reduce, createStore, newestListed, totalPending, listChanged, threadRows, changesAwait, sessionsAwait,
-} from '../../main/webroot/js/store.js';
+} from '../../../webroot/js/store.js';
 
 const welcomed = () => reduce(initialState(), {
   type: 'welcome', defaultAgent: 'demo', agents: [{ id: 'demo', name: 'Demo agent' }],

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 
-const source = readFileSync(new URL('../../main/webroot/sw.js', import.meta.url), 'utf8');
+const source = readFileSync(new URL('../../../webroot/sw.js', import.meta.url), 'utf8');
 
 // A worker scope of its own: what it showed, closed, focused, posted and opened.
 function worker({ windows = [] } = {}) {

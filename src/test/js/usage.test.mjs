@@ -1,7 +1,7 @@
 // What agents said they cost, grouped and summed for the Usage view: node --test src/test/js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { amountText, dayLabel, dayOf, money, usageSummary } from '../../main/webroot/js/usage.js';
+import { amountText, dayLabel, dayOf, money, usageSummary } from '../../../webroot/js/usage.js';
 
 const at = (...parts) => new Date(...parts).getTime(); // the local clock, whatever TZ the run has
 const now = at(2026, 11, 2, 14, 22); // Wednesday 2 December 2026

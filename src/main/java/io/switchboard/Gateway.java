@@ -91,7 +91,10 @@ public final class Gateway {
    */
   public static final int EVENT_LOOPS = 8;
 
-  /** {@code tempDir}: where Vert.x caches the page's files it serves (the data directory's, never the shared /tmp). */
+  /**
+   * {@code tempDir}: where Vert.x caches the webjars' files it serves, beside the page's unpacked from the jar
+   * ({@code PageFolder}): the data directory's, never the shared /tmp.
+   */
   public static io.vertx.core.VertxOptions vertxOptions(java.nio.file.Path tempDir) {
     return new io.vertx.core.VertxOptions().setEventLoopPoolSize(
         Math.max(EVENT_LOOPS, io.vertx.core.VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE))

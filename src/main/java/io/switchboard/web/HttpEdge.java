@@ -14,9 +14,11 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.AuthenticationHandler;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.CSPHandler;
+import io.vertx.ext.web.handler.FileSystemAccess;
 import io.vertx.ext.web.handler.SimpleAuthenticationHandler;
 import io.vertx.ext.web.handler.StaticHandler;
 import io.vertx.ext.web.handler.XFrameHandler;
+import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -54,10 +56,13 @@ final class HttpEdge {
     this.deadlines = new RequestDeadlines(vertx, requestReadMs);
   }
 
-  /** Listens on the configured host and port, answering to {@code hosts} with the page's {@code policy}. */
-  Future<HttpServer> listen(Set<String> hosts, CSPHandler policy, RestApi api, Readiness readiness) {
+  /**
+   * Listens on the configured host and port, answering to {@code hosts} with the page in
+   * {@code pageFolder} (absolute, {@link PageFolder}) and its {@code policy}.
+   */
+  Future<HttpServer> listen(Set<String> hosts, Path pageFolder, CSPHandler policy, RestApi api, Readiness readiness) {
     allowedHosts = hosts;
-    Router router = router(policy, api, readiness);
+    Router router = router(pageFolder, policy, api, readiness);
     HttpServerOptions options = new HttpServerOptions().setMaxWebSocketFrameSize(TRANSPORT_FRAME_LIMIT)
         .setMaxWebSocketMessageSize(TRANSPORT_FRAME_LIMIT)
         // A browser that stopped reading never answers our close: drop its connection (and the frames
@@ -75,7 +80,7 @@ final class HttpEdge {
         .listen(settings.http().port(), settings.http().host());
   }
 
-  private Router router(CSPHandler policy, RestApi api, Readiness readiness) {
+  private Router router(Path pageFolder, CSPHandler policy, RestApi api, Readiness readiness) {
     Router router = Router.router(vertx);
     router.route().handler(deadlines::awaitNextRequest);
     router.route().handler(policy).handler(XFrameHandler.create(XFrameHandler.DENY)).handler(HttpEdge::moreHeaders);
@@ -106,7 +111,9 @@ final class HttpEdge {
     loggedIn(router, "/ws/chat", auth, ctx -> ctx.response().setStatusCode(401).end(LOG_IN), this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
         .setMaxAgeSeconds(86_400));
-    router.get("/*").handler(StaticHandler.create("webroot").setIndexPage("index.html").setCachingEnabled(false));
+    // From the classpath's copy, never a ./webroot in the working directory (PageFolder says why).
+    router.get("/*").handler(StaticHandler.create(FileSystemAccess.ROOT, pageFolder.toString())
+        .setIndexPage("index.html").setCachingEnabled(false));
     return router;
   }
 

@@ -71,11 +71,13 @@ public final class WebRoom extends VerticleBase {
         .onSuccess(reply -> pending.restore(reply.getJsonArray("requests")));
 
     Future<java.util.Set<String>> hosts = vertx.executeBlocking(() -> HostCheck.allowed(settings.http()), false);
+    Future<java.nio.file.Path> pageFolder = vertx.executeBlocking(() -> PageFolder.locate(settings.tempDir()), false);
     return hosts
-        .compose(names -> nodesKnown)
+        .compose(names -> pageFolder)
+        .compose(folder -> nodesKnown)
         .compose(v -> logins.start(nodes))
-        .compose(v -> vertx.fileSystem().readFile("webroot/index.html"))
-        .compose(page -> edge.listen(hosts.result(), PagePolicy.forPage(page.toString()),
+        .compose(v -> vertx.fileSystem().readFile(pageFolder.result().resolve("index.html").toString()))
+        .compose(page -> edge.listen(hosts.result(), pageFolder.result(), PagePolicy.forPage(page.toString()),
             new RestApi(vertx, nodes, hub), new Readiness(vertx, nodes, outboxStuckMs)))
         .onSuccess(s -> {
           server = s;
