@@ -11,6 +11,7 @@ import io.switchboard.jsonrpc.StdioProcess;
 import io.switchboard.process.AgentState;
 import io.switchboard.process.Sandbox;
 import io.switchboard.testkit.AgentHarness;
+import io.switchboard.testkit.MockAnthropicApi;
 import io.switchboard.testkit.Peers;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * {@code initialize} and {@code session/new} (or asks for a login, which the thread shows with the
  * agent's own words and its ways to log in), writes its own state folder in HOME, and nothing else
  * of HOME changes. A state folder {@link AgentState} does not know would show here as a crash
- * before the login error, or as EROFS on the agent's stderr. OpenCode is not among them: opencode-ai
+ * before the login error, or as EROFS on the agent's stderr. Claude Code also runs whole turns on a
+ * mock of its model's API and resumes its session after the gateway restarts. OpenCode is not among them: opencode-ai
  * 1.18.33 installs two 177 MB builds of its program (354 MB), too much for every test machine's
  * {@code npm ci}; run by hand the same way, it opened a session and wrote only its four XDG folders
  * and {@code ~/.npm}.
@@ -87,13 +89,7 @@ class RealAgentsSandboxTest {
                                 String... says) throws Exception {
     assertEquals(null, Sandbox.probe(), "bubblewrap must run here (scripts/test.sh installs it)");
     Path home = personsHome(dir.resolve("home"));
-    Map<String, String> env = new HashMap<>(own);
-    env.put("HOME", home.toString());
-    // The XDG defaults, named: a test machine's own XDG_* would send the agent's writes elsewhere.
-    env.put("XDG_CONFIG_HOME", home.resolve(".config").toString());
-    env.put("XDG_DATA_HOME", home.resolve(".local/share").toString());
-    env.put("XDG_CACHE_HOME", home.resolve(".cache").toString());
-    env.put("XDG_STATE_HOME", home.resolve(".local/state").toString());
+    Map<String, String> env = homeEnv(home, own);
     Map<String, String> before = snapshot(home);
 
     Logger processLog = (Logger) LoggerFactory.getLogger(StdioProcess.class);
@@ -101,7 +97,7 @@ class RealAgentsSandboxTest {
     stderr.start();
     processLog.addAppender(stderr);
     AgentHarness gateway = new AgentHarness(vertx, dir.resolve("data"), new AgentRoom.Timings(120_000, 5_000),
-        new AgentSpec(id, id, null, argv, Map.copyOf(env), null, null, Sandbox.Mode.BWRAP)).start();
+        new AgentSpec(id, id, null, argv, env, null, null, Sandbox.Mode.BWRAP)).start();
     try {
       String t = gateway.thread(id, "web");
       gateway.prompt(t, "hello");
@@ -127,6 +123,82 @@ class RealAgentsSandboxTest {
         .toList();
     assertEquals(List.of(), refused, "the agent was refused a write");
 
+    return ownWrites(id, argv, env, home, before);
+  }
+
+  /**
+   * "On a mock model": Claude Code against a loopback stand-in for its Messages API runs a whole turn
+   * in the sandbox; after the gateway restarts, the thread's next prompt resumes the same session
+   * (session/resume), and the model is sent the conversation so far.
+   */
+  @Test
+  void claudeCodeRunsAWholeTurnOnAMockModelAndResumesItAfterARestart(Vertx vertx) throws Exception {
+    assertEquals(null, Sandbox.probe(), "bubblewrap must run here (scripts/test.sh installs it)");
+    String reply = "Noted, from the mock model.";
+    MockAnthropicApi model = MockAnthropicApi.start(vertx, reply);
+    Path home = personsHome(dir.resolve("home"));
+    List<String> argv = Peers.claudeAgentAcp();
+    Map<String, String> env = homeEnv(home, Map.of("IS_SANDBOX", "1", "ANTHROPIC_API_KEY", "sk-mock",
+        "ANTHROPIC_BASE_URL", model.baseUrl(),
+        // No telemetry, update checks or other calls beside the model's.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"));
+    Map<String, String> before = snapshot(home);
+    AgentSpec claude = new AgentSpec("claude", "Claude Code", null, argv, env, null, null, Sandbox.Mode.BWRAP);
+    Path data = dir.resolve("data");
+    AgentRoom.Timings timings = new AgentRoom.Timings(120_000, 5_000);
+    String t;
+    String session;
+    AgentHarness gateway = new AgentHarness(vertx, data, timings, claude).start();
+    try {
+      t = gateway.thread("claude", "web");
+      gateway.prompt(t, "Remember the word pelican.");
+      assertEquals("end_turn", gateway.awaitTurnEnd(t, 1), gateway.summary(t));
+      assertEquals(reply, gateway.text(t));
+      session = gateway.agentStatus(t).getString("acpSessionId");
+      gateway.stop();
+    } finally {
+      gateway.close();
+    }
+    assertTrue(model.requests.size() >= 1, "the model was asked");
+
+    AgentHarness restarted = new AgentHarness(vertx, data, timings, claude).start();
+    try {
+      restarted.follow(t);
+      restarted.prompt(t, "Which word was it?");
+      assertEquals("end_turn", restarted.awaitTurnEnd(t, 1), restarted.summary(t));
+      assertEquals(reply, restarted.text(t));
+      assertEquals(session, restarted.agentStatus(t).getString("acpSessionId"), "the same session, resumed");
+      assertEquals(List.of(), restarted.eventsOfKind(t, "system"), "no word of a new session or a failure");
+      restarted.stop();
+    } finally {
+      restarted.close();
+      model.close();
+    }
+    // The resumed turn sent the model the first turn too: the agent remembered it across the restart.
+    List<String> asked = java.util.stream.IntStream.range(0, model.requests.size()).mapToObj(model::conversation).toList();
+    assertTrue(asked.stream().anyMatch(c -> c.contains("pelican") && c.contains(reply) && c.contains("Which word was it?")),
+        "what the model was sent: " + asked);
+    ownWrites("claude", argv, env, home, before);
+  }
+
+  /** The agent's environment for a fresh {@code home}, over its {@code own}. */
+  private static Map<String, String> homeEnv(Path home, Map<String, String> own) {
+    Map<String, String> env = new HashMap<>(own);
+    env.put("HOME", home.toString());
+    // The XDG defaults, named: a test machine's own XDG_* would send the agent's writes elsewhere.
+    env.put("XDG_CONFIG_HOME", home.resolve(".config").toString());
+    env.put("XDG_DATA_HOME", home.resolve(".local/share").toString());
+    env.put("XDG_CACHE_HOME", home.resolve(".cache").toString());
+    env.put("XDG_STATE_HOME", home.resolve(".local/state").toString());
+    return Map.copyOf(env);
+  }
+
+  /**
+   * What the agent run as {@code argv} with {@code env} wrote in {@code home} since {@code before}
+   * (relative path to the path), checked to be all its own state, nothing gone.
+   */
+  private static Map<String, Path> ownWrites(String id, List<String> argv, Map<String, String> env, Path home,
+                                             Map<String, String> before) throws Exception {
     Map<String, String> after = snapshot(home);
     List<String> gone = before.keySet().stream().filter(p -> !after.containsKey(p)).toList();
     assertEquals(List.of(), gone, "removed from HOME");
