@@ -81,7 +81,12 @@ public final class AgentState {
           // so it must exist to be bound; "{}" reads as no settings yet, as a missing one does.
           files.add(new StateFile(home.resolve(".claude.json"), "{}"));
         }
-        case "gemini" -> folders.add(home.resolve(".gemini"));
+        case "gemini" -> {
+          // Gemini CLI puts its ".gemini" in GEMINI_CLI_HOME when set, else in HOME; when the folder
+          // is not writable it dies before it answers initialize.
+          Path geminiHome = absolute(env.get("GEMINI_CLI_HOME"));
+          folders.add((geminiHome != null ? geminiHome : home).resolve(".gemini"));
+        }
         case "codex" -> {
           Path codexHome = absolute(env.get("CODEX_HOME"));
           folders.add(codexHome != null ? codexHome : home.resolve(".codex"));

@@ -61,6 +61,9 @@ class AgentStateTest {
             "XDG_CACHE_HOME", "/x/cache"), GATEWAY_HOME).folders());
     assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/srv/codex")),
         AgentState.of(List.of("codex"), Map.of("HOME", "/home/me", "CODEX_HOME", "/srv/codex/"), GATEWAY_HOME).folders());
+    assertEquals(List.of(Path.of("/home/me/.npm"), Path.of("/srv/gemini/.gemini")),
+        AgentState.of(List.of("gemini", "--acp"), Map.of("HOME", "/home/me", "GEMINI_CLI_HOME", "/srv/gemini"),
+            GATEWAY_HOME).folders());
     assertEquals(Path.of("/x/data/opencode"), AgentState.of(List.of("opencode"),
         Map.of("HOME", "/home/me", "XDG_DATA_HOME", "/x/data"), GATEWAY_HOME).folders().get(1));
     // A variable that is no absolute path is ignored, as a HOME that is none.

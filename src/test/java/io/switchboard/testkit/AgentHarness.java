@@ -118,6 +118,11 @@ public final class AgentHarness implements AutoCloseable {
     return id;
   }
 
+  /** Records the events of a thread made before (by an earlier gateway on the same data directory). */
+  public void follow(String threadId) {
+    consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.threadEvents(threadId), m -> events.add(m.body())));
+  }
+
   /**
    * Creates a thread whose events are not recorded: for benchmarks, which count their own (the
    * recorded list copies itself at every event, seconds of a core for 20,000 of them).

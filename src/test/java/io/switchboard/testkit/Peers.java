@@ -20,6 +20,18 @@ public final class Peers {
     return node(MODULES.resolve("@zed-industries/claude-agent-acp/dist/index.js"));
   }
 
+  /** Google's Gemini CLI in ACP mode ({@code gemini --acp}): answers initialize, then session/new asks for a login. */
+  public static List<String> geminiCli() {
+    List<String> argv = new java.util.ArrayList<>(node(MODULES.resolve("@google/gemini-cli/bundle/gemini.js")));
+    argv.add("--acp");
+    return List.copyOf(argv);
+  }
+
+  /** Zed's Codex adapter (a native program behind a node launcher): answers initialize, then session/new asks for a login. */
+  public static List<String> codexAcp() {
+    return node(MODULES.resolve("@zed-industries/codex-acp/bin/codex-acp.js"));
+  }
+
   private static List<String> node(Path script) {
     if (!Files.isRegularFile(script)) {
       throw new AssertionError(script + " is missing: run scripts/test.sh, which installs the npm peers "
