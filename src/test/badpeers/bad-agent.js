@@ -451,7 +451,9 @@ rl.on('line', (line) => {
       if (mode === 'auth') {
         send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [
           { type: 'terminal', id: 'login', name: 'Log in', args: ['--login'], env: { BAD_AUTH_MODE: 'device code' } },
-          { id: 'oauth', name: 'Browser sign-in' }] } });
+          { id: 'oauth', name: 'Browser sign-in' },
+          { id: 'api-key', name: 'API key', description: 'Requires BAD_AGENT_KEY', type: 'env_var',
+            varName: 'BAD_AGENT_KEY' }] } });
         break;
       }
       if (mode === 'lifecycle') {

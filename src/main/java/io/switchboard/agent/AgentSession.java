@@ -582,7 +582,23 @@ final class AgentSession {
     List<String> agent = new java.util.ArrayList<>();
     for (Object m : authMethods()) {
       if (m instanceof JsonObject o && o.getValue("id") instanceof String id && !isTerminalLogin(o)) {
-        agent.add(id + " (" + (o.getValue("name") instanceof String n && !n.isBlank() ? n : id) + ")");
+        // What the method itself says it needs (Codex's API key login: "requires CODEX_API_KEY"), and the
+        // variables an env_var method names: an authMethod alone is not enough for those.
+        StringBuilder said = new StringBuilder(o.getValue("name") instanceof String n && !n.isBlank() ? n : id);
+        if (o.getValue("description") instanceof String d && !d.isBlank()) {
+          said.append(": ").append(d.length() > 200 ? d.substring(0, 200) + "\u2026" : d.strip());
+        }
+        List<String> vars = new java.util.ArrayList<>();
+        if (o.getValue("varName") instanceof String v) {
+          vars.add(v);
+        }
+        JsonRpcPeer.array(o.getValue("vars")).forEach(v -> {
+          if (v instanceof JsonObject vo && vo.getValue("name") instanceof String name) {
+            vars.add(name);
+          }
+        });
+        agent.add(id + " (" + said + ")" + (vars.isEmpty() ? "" : ", with " + String.join(" and ", vars)
+            + " set in agents[].env"));
       }
     }
     if (terminal.isEmpty() && agent.isEmpty()) {

@@ -51,7 +51,9 @@ final class AgentSelfApproval {
     String home = agent.env().getOrDefault("HOME", System.getProperty("user.home"));
     List<Path> claude = new ArrayList<>(List.of(Path.of(home, ".claude", "settings.json"),
         Path.of(home, ".claude", "settings.local.json")));
-    List<Path> gemini = new ArrayList<>(List.of(Path.of(home, ".gemini", "settings.json")));
+    // Gemini keeps its folder under GEMINI_CLI_HOME when set (process.AgentState binds the same one).
+    String geminiHome = agent.env().getOrDefault("GEMINI_CLI_HOME", home);
+    List<Path> gemini = new ArrayList<>(List.of(Path.of(geminiHome, ".gemini", "settings.json")));
     for (ProjectSpec p : projects) {
       if (p.allows(agent.id())) {
         claude.add(p.path().resolve(".claude/settings.json"));
@@ -83,7 +85,8 @@ final class AgentSelfApproval {
         found.add(f + " turns on auto-accept or yolo mode (Gemini CLI)");
       }
     }
-    Path codex = Path.of(home, ".codex", "config.toml");
+    String codexHome = agent.env().get("CODEX_HOME");
+    Path codex = codexHome != null ? Path.of(codexHome, "config.toml") : Path.of(home, ".codex", "config.toml");
     try {
       if (Files.isRegularFile(codex) && CODEX_NEVER.matcher(Files.readString(codex)).find()) {
         found.add(codex + " sets approval_policy = \"never\" (Codex)");

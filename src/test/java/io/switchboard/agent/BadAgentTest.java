@@ -171,6 +171,9 @@ class BadAgentTest {
     assertTrue(text.contains("needs you to log in"), text);
     assertTrue(text.contains("Log in: BAD_AUTH_MODE='device code' node " + SCRIPT + " auth --login"), text);
     assertTrue(text.contains("agents[].authMethod to oauth (Browser sign-in)"), text);
+    // A method that needs a variable says so (Codex's API key login failed with the id alone).
+    assertTrue(text.contains("api-key (API key: Requires BAD_AGENT_KEY), with BAD_AGENT_KEY set in agents[].env"),
+        text);
     assertTrue(!text.contains("Internal error"), text);
     JsonArray login = gateway.eventsOfKind(t, "system").get(0).getJsonArray("login");
     assertEquals(new JsonArray().add(new JsonObject().put("name", "Log in")

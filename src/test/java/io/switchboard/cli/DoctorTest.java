@@ -74,6 +74,8 @@ class DoctorTest {
     Files.createDirectories(home.resolve(".codex"));
     Files.writeString(home.resolve(".codex/config.toml"), "model = \"o4\"\napproval_policy = \"never\"\n");
     Path careful = Files.createDirectories(dir.resolve("careful-home"));
+    Path geminiHome = Files.createDirectories(dir.resolve("gemini-cli-home/.gemini"));
+    Files.writeString(geminiHome.resolve("settings.json"), new JsonObject().put("approvalMode", "yolo").encode());
     JsonObject tree = SettingsLoader.defaults().put("dataDir", dir.resolve("data").toString());
     tree.getJsonArray("agents")
         .add(new JsonObject().put("id", "claude").put("command", new JsonArray().add("true"))
@@ -81,13 +83,18 @@ class DoctorTest {
         .add(new JsonObject().put("id", "gemini").put("command", new JsonArray().add("true").add("--yolo"))
             .put("env", new JsonObject().put("HOME", careful.toString())))
         .add(new JsonObject().put("id", "careful").put("command", new JsonArray().add("true"))
-            .put("env", new JsonObject().put("HOME", careful.toString())));
+            .put("env", new JsonObject().put("HOME", careful.toString())))
+        .add(new JsonObject().put("id", "gemini-home").put("command", new JsonArray().add("true"))
+            .put("env", new JsonObject().put("HOME", careful.toString()).put("GEMINI_CLI_HOME",
+                geminiHome.getParent().toString())));
     Report report = doctor(SettingsLoader.parse(tree), "git");
     assertTrue(report.out().contains("agent claude may skip asking: " + home.resolve(".claude/settings.json")
         + " allows Bash(*) without asking (Claude Code)"), report.out());
     assertTrue(report.out().contains("agent claude may skip asking: " + home.resolve(".codex/config.toml")
         + " sets approval_policy = \"never\" (Codex)"), report.out());
     assertTrue(report.out().contains("agent gemini may skip asking: its command has --yolo"), report.out());
+    assertTrue(report.out().contains("agent gemini-home may skip asking: " + geminiHome.resolve("settings.json")
+        + " turns on auto-accept or yolo mode"), "GEMINI_CLI_HOME's settings are read: " + report.out());
     assertTrue(!report.out().contains("agent careful may skip"), "nothing to say of a careful agent: " + report.out());
     assertTrue(!report.out().contains("Bash(git diff:*)"), "a narrow allow is not a warning: " + report.out());
   }
