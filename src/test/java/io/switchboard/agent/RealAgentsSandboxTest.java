@@ -67,7 +67,7 @@ class RealAgentsSandboxTest {
     Map<String, Path> wrote = run(vertx, "gemini", Peers.geminiCli(), Map.of(), null,
         "needs you to log in first (Gemini API key is missing or not configured.)",
         // Its authMethods from initialize, offered as agents[].authMethod values.
-        "gemini-api-key (Gemini API key)");
+        "gemini-api-key (Gemini API key: ");
     for (String own : List.of(".gemini/installation_id", ".gemini/projects.json")) {
       assertTrue(wrote.containsKey(own), own + " in what it wrote: " + wrote.keySet());
     }
@@ -76,7 +76,10 @@ class RealAgentsSandboxTest {
   @Test
   void codexAsksForALoginAtSessionNew(Vertx vertx) throws Exception {
     Map<String, Path> wrote = run(vertx, "codex", Peers.codexAcp(), Map.of(), null,
-        "needs you to log in first (Authentication required)", "openai-api-key (Use OPENAI_API_KEY)");
+        "needs you to log in first (Authentication required)",
+        // The variable its API-key login needs is named: the method's id alone did not log it in.
+        "codex-api-key (Use CODEX_API_KEY: Requires setting the `CODEX_API_KEY` environment variable.), with "
+            + "CODEX_API_KEY set in agents[].env");
     assertTrue(wrote.containsKey(".codex/installation_id"), "what it wrote: " + wrote.keySet());
   }
 
