@@ -571,7 +571,9 @@ final class ProjectRepo {
           continue;
         }
         Files.createDirectories(target.getParent());
-        Path tmp = target.resolveSibling("tmp_sb_" + target.getFileName());
+        // git's own prefixes for objects being written: fsck passes them over, prune clears them (a kill mid-copy).
+        Path tmp = target.resolveSibling((target.getParent().getFileName().toString().equals("pack") ? "tmp_pack_sb_"
+            : "tmp_obj_sb_") + target.getFileName());
         Files.copy(f, tmp, StandardCopyOption.REPLACE_EXISTING);
         Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
       }
