@@ -173,6 +173,14 @@ class WorktreeTrapsTest {
     assertEquals("work\n", Files.readString(repoDir.resolve("work.txt")), "the merge itself went through");
   }
 
+  /** A thread whose worktree committed a todo.txt the person's base branch does not have. */
+  private static ProjectRepo.Worktree withCommittedList(ProjectRepo repo, String threadId) throws Exception {
+    ProjectRepo.Worktree w = created(repo, threadId);
+    Files.writeString(w.dir().resolve("todo.txt"), "the agent's list\n");
+    repo.commit(w, "a list", "web");
+    return w;
+  }
+
   /** Everything a refused merge must leave as it was: the branch, the person's index and files. */
   private record Snapshot(String main, byte[] index, List<String> files, String intent) {}
 
@@ -198,9 +206,7 @@ class WorktreeTrapsTest {
   @Test
   void aMergeRefusedForEachReasonLeavesBranchIndexAndCheckoutAsTheyWere() throws Exception {
     ProjectRepo repo = repo(ProjectRepo.CheckpointLimits.DEFAULT);
-    ProjectRepo.Worktree w = created(repo, "t_m");
-    Files.writeString(w.dir().resolve("todo.txt"), "the agent's list\n");
-    repo.commit(w, "a list", "web");
+    ProjectRepo.Worktree w = withCommittedList(repo, "t_m");
     // 1. An untracked file of the person's where the merge would write.
     Files.writeString(repoDir.resolve("todo.txt"), "my own list, not committed\n");
     Snapshot before = snapshot();
@@ -235,9 +241,7 @@ class WorktreeTrapsTest {
   @Test
   void aMergeAStopCutInTwoIsFinishedOrUndoneAtStartAndSaidOnce() throws Exception {
     ProjectRepo repo = repo(ProjectRepo.CheckpointLimits.DEFAULT);
-    ProjectRepo.Worktree w = created(repo, "t_cut");
-    Files.writeString(w.dir().resolve("todo.txt"), "the agent's list\n");
-    repo.commit(w, "a list", "web");
+    ProjectRepo.Worktree w = withCommittedList(repo, "t_cut");
     String from = person(repoDir, "rev-parse", "main");
     String to = person(w.dir(), "rev-parse", "HEAD");
     // As a gateway killed between moving the branch and the checkout would leave it, with a file in the way.
