@@ -12,14 +12,12 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.BinaryOperator;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,17 +48,14 @@ public final class AgentNodes {
 
   private final Vertx vertx;
   private final boolean clustered;
-  /** The agent nodes that are members now: name -> incarnation (name order: the placement order). */
-  private final Map<String, String> live = new TreeMap<>();
-  /** Agent nodes that left: name -> why, until a node of that name joins again. */
-  private final Map<String, String> gone = new HashMap<>();
+  private final Members members;
+  private final FactSequence permissionFacts = new FactSequence("permission");
+  private final FactSequence threadFacts = new FactSequence("thread");
   private final Map<String, String> threadNode = new HashMap<>();
   /** Pending requests' owners (an entry goes when the request's end is heard). */
   private final Map<String, String> requestNode = new HashMap<>();
   /** Outputs read from an agent node's outbox and not acknowledged yet: outputId -> node. */
   private final Map<String, String> outputNode = new HashMap<>();
-  /** What waits for an answer from each node, failed at once when the node leaves. */
-  private final Map<String, Set<Promise<?>>> asking = new HashMap<>();
 
   /** How long a look-up (which node has this thread or request?) waits for each node's answer. */
   static final long LOOK_UP_MS = 5_000;
@@ -76,8 +71,6 @@ public final class AgentNodes {
    */
   static final long ANSWER_TRY_MS = 10_000;
   static final int ANSWER_TRIES = 3;
-  /** How soon a send that found no handler at a member's address is tried again. */
-  static final long STARTING_RETRY_MS = 200;
   private final long lookUpMs;
   private final long sequenceCheckMs;
   private final long answerTryMs;
@@ -94,6 +87,7 @@ public final class AgentNodes {
     this.lookUpMs = lookUpMs;
     this.sequenceCheckMs = sequenceCheckMs;
     this.answerTryMs = answerTryMs;
+    this.members = new Members(vertx, lookUpMs);
   }
 
   public boolean clustered() {
@@ -102,7 +96,7 @@ public final class AgentNodes {
 
   /** The agent nodes that are members now, by name. */
   public List<String> liveNodes() {
-    return List.copyOf(live.keySet());
+    return members.live();
   }
 
   /**
@@ -128,8 +122,15 @@ public final class AgentNodes {
     if (!clustered) {
       return Future.succeededFuture();
     }
+    permissionFacts.onGap(onGap);
+    threadFacts.onGap(onThreadGap);
+    // A silent node that answers again may have shown cards and threads nobody heard: read both anew.
+    members.onAnswers(node -> {
+      onThreadGap.accept(node);
+      onGap.accept(node);
+    });
     var bus = vertx.eventBus();
-    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> member(m.body()).onSuccess(changed -> {
+    bus.<JsonObject>localConsumer(Addresses.CLUSTER_MEMBER, m -> members.member(m.body()).onSuccess(changed -> {
       if (changed) {
         onMember.accept(m.body());
       }
@@ -140,97 +141,41 @@ public final class AgentNodes {
       } else {
         owns(threadNode, m.body().getString("threadId"), m.body());
       }
-      sequence(heardThreads, m.body(), "thread", onThreadGap);
+      threadFacts.heard(m.body());
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_SHOWN, m -> {
       owns(requestNode, m.body().getString("requestId"), m.body());
       owns(threadNode, m.body().getString("threadId"), m.body());
-      sequence(heard, m.body(), "permission", onGap);
+      permissionFacts.heard(m.body());
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_RESOLVED, m -> {
       requestNode.remove(m.body().getString("requestId"));
-      sequence(heard, m.body(), "permission", onGap);
+      permissionFacts.heard(m.body());
     });
     bus.<JsonObject>consumer(Addresses.PERMISSION_CANCELLED, m -> {
       requestNode.remove(m.body().getString("requestId"));
-      sequence(heard, m.body(), "permission", onGap);
+      permissionFacts.heard(m.body());
     });
     if (checksSequences) {
-      vertx.setPeriodic(sequenceCheckMs, t -> liveNodes().forEach(node -> {
-        checkCount(node, Addresses.PERMISSION_STATUS, heard, "permission", onGap);
-        checkCount(node, Addresses.THREAD_STATUS, heardThreads, "thread", onThreadGap);
+      DeliveryOptions bounded = new DeliveryOptions().setSendTimeout(lookUpMs);
+      vertx.setPeriodic(sequenceCheckMs, t -> members.answering().forEach(node -> {
+        members.send(node, Addresses.PERMISSION_STATUS, new JsonObject(), bounded)
+            .onSuccess(status -> permissionFacts.compare(node, status));
+        members.send(node, Addresses.THREAD_STATUS, new JsonObject(), bounded)
+            .onSuccess(status -> threadFacts.compare(node, status));
       }));
     }
     return bus.<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
-        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true)).map(reply -> {
-      for (Object o : reply.body().getJsonArray("members")) {
-        JsonObject m = (JsonObject) o;
-        if ("agent".equals(m.getString("role")) && !gone.containsKey(m.getString("node"))) {
-          live.putIfAbsent(m.getString("node"), m.getString("incarnation"));
-        }
-      }
-      log.info("agent nodes in the cluster: {}", live.isEmpty() ? "none yet" : String.join(", ", live.keySet()));
+        new DeliveryOptions().setLocalOnly(true)).map(reply -> {
+      members.known(reply.body());
+      log.info("agent nodes in the cluster: {}", liveNodes().isEmpty() ? "none yet" : String.join(", ", liveNodes()));
       return null;
     });
   }
 
-  /** The last fact of a kind heard of an agent node: its incarnation and sequence number. */
-  private record Heard(String incarnation, long seq) {}
-
-  /** Of each agent node, its permission facts and its thread facts (each kind numbered on its own). */
-  private final Map<String, Heard> heard = new HashMap<>();
-  private final Map<String, Heard> heardThreads = new HashMap<>();
-
-  /** Compares the count a node's status reply gives with what this edge heard of that kind. */
-  private void checkCount(String node, String address, Map<String, Heard> heard, String kind,
-                          Consumer<String> onGap) {
-    send(node, address, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs)).onSuccess(status -> {
-      Long seq = status.getLong("seq");
-      Heard last = heard.get(node);
-      boolean missed = seq != null && (last == null || !last.incarnation().equals(status.getString("incarnation"))
-          ? seq > 0 : seq > last.seq());
-      if (missed) {
-        log.warn("agent node {} published {} {} facts, this edge heard {}: asking it again", node, seq, kind,
-            last == null ? "none" : last.seq());
-        onGap.accept(node);
-      }
-    });
-  }
-
-  private void sequence(Map<String, Heard> heard, JsonObject fact, String kind, Consumer<String> onGap) {
-    String node = fact.getString("node");
-    Long seq = fact.getLong("seq");
-    if (node == null || seq == null) {
-      return;
-    }
-    Heard last = heard.get(node);
-    String incarnation = fact.getString("incarnation");
-    if (last == null || !last.incarnation().equals(incarnation) || seq > last.seq()) {
-      heard.put(node, new Heard(incarnation, seq));
-    }
-    // Numbers start at 1 with each incarnation: a first one heard above 1 may follow lost ones too
-    // (an asking costs one list; a lost card would stay open).
-    long expected = last != null && last.incarnation().equals(incarnation) ? last.seq() + 1 : 1;
-    if (seq > expected) {
-      log.warn("missed {} {} facts of agent node {} (heard {} after {}): asking it again", seq - expected, kind,
-          node, seq, expected - 1);
-      onGap.accept(node);
-    }
-  }
-
   /** What a reconciliation with a node's pending list has heard up to ({@code seq} of its reply). */
   public void heardUpTo(JsonObject pendingReply) {
-    heardUpTo(heard, pendingReply);
-  }
-
-  private static void heardUpTo(Map<String, Heard> heard, JsonObject reply) {
-    String node = reply.getString("node");
-    Long seq = reply.getLong("seq");
-    Heard last = node == null ? null : heard.get(node);
-    if (seq != null && (last == null || !last.incarnation().equals(reply.getString("incarnation"))
-        || seq > last.seq())) {
-      heard.put(node, new Heard(reply.getString("incarnation"), seq));
-    }
+    permissionFacts.heardUpTo(pendingReply);
   }
 
   /**
@@ -240,7 +185,7 @@ public final class AgentNodes {
   public Future<JsonObject> relistThreads(String node) {
     return send(node, Addresses.THREAD_LIST, new JsonObject(), new DeliveryOptions().setSendTimeout(lookUpMs))
         .map(reply -> {
-          heardUpTo(heardThreads, reply);
+          threadFacts.heardUpTo(reply);
           Set<String> listed = new HashSet<>();
           reply.getJsonArray("threads").forEach(o -> {
             JsonObject t = (JsonObject) o;
@@ -265,59 +210,9 @@ public final class AgentNodes {
     }
   }
 
-  /**
-   * A member joined or left; completes with whether an agent node's presence changed (what the room
-   * tells its pages and chats). A member that leaves while another of its name is still a member
-   * changed nothing: a second node of that name, which stops when it finds the first (ClusterNode),
-   * or an earlier start's departure heard after its successor joined.
-   */
-  private Future<Boolean> member(JsonObject fact) {
-    if (!"agent".equals(fact.getString("role"))) {
-      return Future.succeededFuture(false);
-    }
-    String node = fact.getString("node");
-    String incarnation = fact.getString("incarnation");
-    if (!"left".equals(fact.getString("event"))) {
-      live.put(node, incarnation);
-      gone.remove(node);
-      return Future.succeededFuture(true);
-    }
-    if (live.containsKey(node) && incarnation != null && !incarnation.equals(live.get(node))) {
-      return Future.succeededFuture(false); // an earlier start's departure, heard after its successor joined
-    }
-    String before = live.get(node);
-    return vertx.eventBus().<JsonObject>request(Addresses.CLUSTER_MEMBERS, new JsonObject(),
-        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true))
-        .map(reply -> reply.body().getJsonArray("members").stream().map(o -> (JsonObject) o)
-            .filter(m -> "agent".equals(m.getString("role")) && node.equals(m.getString("node"))
-                && !java.util.Objects.equals(incarnation, m.getString("incarnation")))
-            .map(m -> m.getString("incarnation")).findFirst().orElse(null))
-        .otherwise((String) null)
-        .map(remaining -> {
-          if (!java.util.Objects.equals(before, live.get(node))) {
-            return false; // a start of that node joined while the members were asked: it is here
-          }
-          if (remaining != null) {
-            log.info("a second agent node named {} left; the first (incarnation {}) is still a member", node,
-                remaining);
-            live.put(node, remaining);
-            gone.remove(node);
-            return false;
-          }
-          String reason = "agent node " + node + " left the cluster: what it runs does not answer until it is back";
-          live.remove(node);
-          gone.put(node, reason);
-          Set<Promise<?>> waiting = asking.remove(node);
-          if (waiting != null) {
-            new ArrayList<>(waiting).forEach(p -> p.tryFail(unavailable(reason)));
-          }
-          return true;
-        });
-  }
-
   /** Whether the node is a member now (false for one that left and is not back). */
   public boolean isLive(String node) {
-    return live.containsKey(node);
+    return members.isLive(node);
   }
 
   /** The node that owns a thread, when known. */
@@ -371,7 +266,7 @@ public final class AgentNodes {
     }));
     table.put(Addresses.THREAD_CREATE, (address, body, options) -> create(body, options));
     Route pendingOrLedger = (address, body, options) -> body.getString("threadId") != null
-        ? toThread(address, body, options).map(r -> ownRows(r, threadNode.get(body.getString("threadId"))))
+        ? toThread(address, body, options).map(r -> MergedAnswers.ownRows(r, threadNode.get(body.getString("threadId"))))
         : requests(address, body, options);
     table.put(Addresses.PERMISSION_PENDING, pendingOrLedger);
     table.put(Addresses.STORE_LEDGER_LIST, pendingOrLedger);
@@ -379,13 +274,13 @@ public final class AgentNodes {
         new DeliveryOptions(options).setSendTimeout(Math.min(options.getSendTimeout(), answerTryMs))));
     table.put(Addresses.STORE_LEDGER_GET, this::toRequest);
     table.put(Addresses.AGENT_STATUS, (address, body, options) -> all(address, body, options, true)
-        .map(AgentNodes::agentStatus));
+        .map(MergedAnswers::agentStatus));
     table.put(Addresses.PERMISSION_STATUS, (address, body, options) -> all(address, body, options, true)
-        .map(AgentNodes::permissionStatus));
+        .map(MergedAnswers::permissionStatus));
     table.put(Addresses.STORE_HEALTH, (address, body, options) -> withEdgeStore(address, body, options, true)
         .map(r -> new JsonObject()));
     table.put(Addresses.STORE_OUTBOX_STATS, (address, body, options) -> withEdgeStore(address, body, options, false)
-        .map(AgentNodes::outboxStats));
+        .map(MergedAnswers::outboxStats));
     // A node that does not answer now holds back only its own outputs (read again when it is back).
     table.put(Addresses.STORE_OUTBOX_PENDING, (address, body, options) ->
         withEdgeStore(address, body, options, false).map(r -> outputs(r, body)));
@@ -412,45 +307,7 @@ public final class AgentNodes {
   // ---- one node ----
 
   private Future<JsonObject> send(String node, String address, JsonObject body, DeliveryOptions options) {
-    if (!live.containsKey(node)) {
-      return Future.failedFuture(unavailable(gone.getOrDefault(node, "agent node " + node
-          + " is not a member of the cluster")));
-    }
-    Promise<JsonObject> answer = Promise.promise();
-    Set<Promise<?>> waiting = asking.computeIfAbsent(node, n -> new HashSet<>());
-    waiting.add(answer);
-    answer.future().onComplete(x -> waiting.remove(answer));
-    attempt(node, address, body, options, answer, System.nanoTime() + lookUpMs * 1_000_000);
-    return answer.future();
-  }
-
-  /**
-   * One try of a send. No handler at the node's address means nothing was delivered: a node that
-   * just joined registers its rooms' addresses after it is a member (and the cluster learns of each
-   * a moment later), so the send is tried again for up to the look-up bound while the node is a
-   * member, whatever the command.
-   */
-  private void attempt(String node, String address, JsonObject body, DeliveryOptions options,
-                       Promise<JsonObject> answer, long deadline) {
-    vertx.eventBus().<JsonObject>request(Addresses.onNode(node, address), body, options).onComplete(done -> {
-      if (answer.future().isComplete()) {
-        return; // failed meanwhile: its node left
-      }
-      if (done.succeeded()) {
-        answer.complete(done.result().body());
-      } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS) {
-        if (live.containsKey(node) && System.nanoTime() < deadline) {
-          vertx.setTimer(Math.max(1, Math.min(STARTING_RETRY_MS, lookUpMs / 10)),
-              t -> attempt(node, address, body, options, answer, deadline));
-        } else {
-          answer.tryFail(new NoReply("agent node " + node + " is starting: its rooms do not answer yet"));
-        }
-      } else if (done.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
-        answer.tryFail(new NoReply("agent node " + node + " did not answer in time (" + re.getMessage() + ")"));
-      } else {
-        answer.tryFail(done.cause());
-      }
-    });
+    return members.send(node, address, body, options);
   }
 
   /** An answer with a key of its own (unless its surface gave one): the same on every try. */
@@ -467,7 +324,7 @@ public final class AgentNodes {
    */
   private Future<JsonObject> answer(String node, JsonObject body, DeliveryOptions options, int tries) {
     return send(node, Addresses.PERMISSION_ANSWER, body, options).recover(err -> {
-      if (tries > 1 && live.containsKey(node) && err instanceof NoReply) {
+      if (tries > 1 && members.isLive(node) && err instanceof Members.NoReply) {
         log.warn("an answer to request {} got no reply from agent node {} ({}): sending it again",
             body.getString("requestId"), node, err.getMessage());
         // A moment between tries (a node still registering its rooms was already given send's own retries).
@@ -488,8 +345,8 @@ public final class AgentNodes {
 
   /** Asks every agent node for a thread nobody has named an owner of yet (a page with an old link). */
   private Future<String> locate(String threadId) {
-    if (live.isEmpty()) {
-      return Future.failedFuture(noAgentNode());
+    if (liveNodes().isEmpty()) {
+      return Future.failedFuture(members.noAgentNode());
     }
     return firstWith(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId), r -> true)
         .compose(found -> {
@@ -497,9 +354,9 @@ public final class AgentNodes {
             threadNode.put(threadId, found.getKey());
             return Future.succeededFuture(found.getKey());
           }
-          return Future.failedFuture(found.getValue() != null || !gone.isEmpty()
+          return Future.failedFuture(found.getValue() != null || !members.noneGone()
               ? unavailable("no agent node that answers has thread "
-              + threadId + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
+              + threadId + (members.noneGone() ? "" : "; gone: " + members.goneNames()))
               : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_THREAD.failureCode,
                   "unknown thread " + threadId));
         });
@@ -512,8 +369,8 @@ public final class AgentNodes {
       return toOwner(node, address, body, options);
     }
     // Not heard of (ended, or shown before this edge started): the node whose ledger has it.
-    if (live.isEmpty()) {
-      return Future.failedFuture(noAgentNode());
+    if (liveNodes().isEmpty()) {
+      return Future.failedFuture(members.noAgentNode());
     }
     JsonObject lookup = new JsonObject().put("requestId", requestId);
     return firstWith(Addresses.STORE_LEDGER_GET, lookup, r -> r.getJsonObject("request") != null).compose(found -> {
@@ -525,9 +382,9 @@ public final class AgentNodes {
         return Future.succeededFuture(new JsonObject().putNull("request"));
       }
       // Not on a node that answers: unknown, unless a node that is gone (or did not answer) may have it.
-      return Future.failedFuture(found.getValue() != null || !gone.isEmpty()
+      return Future.failedFuture(found.getValue() != null || !members.noneGone()
           ? unavailable("request " + requestId + " is on no agent node that answers"
-              + (gone.isEmpty() ? "" : "; gone: " + String.join(", ", gone.keySet())))
+              + (members.noneGone() ? "" : "; gone: " + members.goneNames()))
           : new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNKNOWN_REQUEST.failureCode,
               "unknown request " + requestId));
     });
@@ -572,16 +429,15 @@ public final class AgentNodes {
   private Future<JsonObject> create(JsonObject body, DeliveryOptions options) {
     String named = body.getString("node");
     if (named != null) {
-      if (!live.containsKey(named)) {
+      if (!members.isLive(named)) {
         return Future.failedFuture(new ReplyException(ReplyFailure.RECIPIENT_FAILURE,
-            gone.containsKey(named) ? ErrorCode.UNAVAILABLE.failureCode : ErrorCode.BAD_REQUEST.failureCode,
-            gone.getOrDefault(named, "no agent node named " + named + " in the cluster (agent nodes: "
-                + (live.isEmpty() ? "none" : String.join(", ", live.keySet())) + ")")));
+            members.isGone(named) ? ErrorCode.UNAVAILABLE.failureCode : ErrorCode.BAD_REQUEST.failureCode,
+            members.whyNot(named)));
       }
       return created(named, send(named, Addresses.THREAD_CREATE, body.copy().put("node", (String) null), options));
     }
-    if (live.isEmpty()) {
-      return Future.failedFuture(noAgentNode());
+    if (liveNodes().isEmpty()) {
+      return Future.failedFuture(members.noAgentNode());
     }
     return createOn(liveNodes(), 0, body, options, null);
   }
@@ -603,23 +459,29 @@ public final class AgentNodes {
   // ---- every node ----
 
   /**
-   * Asks every agent node; {@code strict}: fails unless all answer (a status), else merges what
-   * answered (a list: a node that is down is said by the member facts, not by an empty page).
+   * Asks every agent node; {@code strict}: fails unless all answer (a status), else merges what the
+   * nodes that answer say (a list: a node that is down is said by the member facts, not by an empty
+   * page). A list waits at most the look-up bound for each node; one that does not answer in it is
+   * silent, left out of later lists until it answers again ({@link Members#silent}).
    */
   private Future<Map<String, JsonObject>> all(String address, JsonObject body, DeliveryOptions options,
                                               boolean strict) {
-    List<String> nodes = liveNodes();
+    List<String> nodes = strict ? liveNodes() : members.answering();
     if (nodes.isEmpty()) {
-      return strict ? Future.failedFuture(noAgentNode()) : Future.succeededFuture(Map.of());
+      return strict ? Future.failedFuture(members.noAgentNode()) : Future.succeededFuture(Map.of());
     }
+    DeliveryOptions asking = strict ? options
+        : new DeliveryOptions(options).setSendTimeout(Math.min(options.getSendTimeout(), lookUpMs));
     List<Future<JsonObject>> asked = new ArrayList<>();
-    nodes.forEach(n -> asked.add(send(n, address, body, options)));
+    nodes.forEach(n -> asked.add(send(n, address, body, asking)));
     return Future.join(asked).transform(x -> {
       Map<String, JsonObject> replies = new TreeMap<>();
       Throwable failure = null;
       for (int i = 0; i < nodes.size(); i++) {
         if (asked.get(i).succeeded()) {
           replies.put(nodes.get(i), asked.get(i).result());
+        } else if (!strict && asked.get(i).cause() instanceof Members.NoReply silence) {
+          members.silent(nodes.get(i), silence.getMessage());
         } else if (failure == null) {
           failure = asked.get(i).cause();
         }
@@ -637,11 +499,9 @@ public final class AgentNodes {
                                                         boolean strict) {
     Future<JsonObject> own = vertx.eventBus().<JsonObject>request(address, body, options).map(Message::body);
     // What may go without a node is not held up by it for long (a restarted node's old registrations
-    // linger a moment in the cluster, and a request to them waits for its timeout).
-    DeliveryOptions bounded = strict ? options
-        : new DeliveryOptions(options).setSendTimeout(Math.min(options.getSendTimeout(), lookUpMs));
-    return Future.all(own, all(address, body, bounded, strict).recover(err ->
-            live.isEmpty() || !strict ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
+    // linger a moment in the cluster, and a request to them waits for its timeout): all() bounds it.
+    return Future.all(own, all(address, body, options, strict).recover(err ->
+            liveNodes().isEmpty() || !strict ? Future.succeededFuture(Map.of()) : Future.failedFuture(err)))
         .map(x -> {
           Map<String, JsonObject> replies = new TreeMap<>(x.<Map<String, JsonObject>>resultAt(1));
           replies.put("", own.result());
@@ -664,28 +524,11 @@ public final class AgentNodes {
         }
         rows.add(row);
       }));
-      if (Addresses.STORE_LEDGER_LIST.equals(address)) {
-        // The ledger lists the newest first; so does the merge, to the same limit.
-        rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)).reversed());
-        int limit = body.getInteger("limit", rows.size());
-        return new JsonObject().put("requests", new JsonArray(new ArrayList<>(rows.subList(0, Math.min(limit,
-            rows.size())))));
-      }
-      rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)));
-      return new JsonObject().put("requests", new JsonArray(new ArrayList<>(rows)));
+      // The ledger lists the newest first, to a limit; so does the merge. Cards: the oldest first, all.
+      boolean ledger = Addresses.STORE_LEDGER_LIST.equals(address);
+      return new JsonObject().put("requests", MergedAnswers.ordered(rows, ledger,
+          ledger ? body.getInteger("limit", rows.size()) : rows.size()));
     });
-  }
-
-  /** A node's rows (its ledger's, its cards) name it, as the merged lists' do. */
-  private static JsonObject ownRows(JsonObject reply, String node) {
-    if (node != null) {
-      reply.getJsonArray("requests").forEach(o -> {
-        if (o instanceof JsonObject row && row.getString("node") == null) {
-          row.put("node", node);
-        }
-      });
-    }
-    return reply;
   }
 
   private JsonObject outputs(Map<String, JsonObject> replies, JsonObject body) {
@@ -699,10 +542,7 @@ public final class AgentNodes {
       rows.add(row);
     }));
     // Each store's rows come in its order; across stores, in the order they were written.
-    rows.sort(Comparator.comparingLong((JsonObject r) -> r.getLong("createdAt", 0L)));
-    int limit = body.getInteger("limit", rows.size());
-    return new JsonObject().put("outputs", new JsonArray(new ArrayList<>(rows.subList(0, Math.min(limit,
-        rows.size())))));
+    return new JsonObject().put("outputs", MergedAnswers.ordered(rows, false, body.getInteger("limit", rows.size())));
   }
 
   private Future<JsonObject> acknowledge(JsonObject body, DeliveryOptions options) {
@@ -720,80 +560,7 @@ public final class AgentNodes {
     return Future.all(acks).map(x -> new JsonObject());
   }
 
-  // ---- merging the agent nodes' answers ----
-
-  /** Counts add up, lists join; {@code nodes} keeps each node's own answer. */
-  private static JsonObject agentStatus(Map<String, JsonObject> replies) {
-    JsonObject merged = merge(replies);
-    // A setting, not a count: the longest of the nodes' (each node's own is under "nodes").
-    merged.put("idleStopSeconds", replies.values().stream().mapToLong(r -> r.getLong("idleStopSeconds", 0L)).max()
-        .orElse(0));
-    JsonObject nodes = new JsonObject();
-    replies.forEach(nodes::put);
-    return merged.put("nodes", nodes);
-  }
-
-  private static JsonObject permissionStatus(Map<String, JsonObject> replies) {
-    JsonObject merged = merge(replies);
-    merged.remove("seq"); // each node's own count: no sum means anything
-    merged.remove("node");
-    merged.remove("incarnation");
-    Long oldest = replies.values().stream().map(r -> r.getLong("oldestCreatedAt")).filter(java.util.Objects::nonNull)
-        .min(Long::compare).orElse(null);
-    return merged.put("oldestCreatedAt", oldest)
-        .put("closing", replies.values().stream().anyMatch(r -> r.getBoolean("closing", false)));
-  }
-
-  private static JsonObject outboxStats(Map<String, JsonObject> replies) {
-    Map<String, JsonObject> byPlugin = new TreeMap<>();
-    replies.values().forEach(r -> r.getJsonArray("plugins").forEach(o -> {
-      JsonObject p = (JsonObject) o;
-      byPlugin.merge(p.getString("pluginId"), p.copy(), (a, b) -> a
-          .put("pending", a.getLong("pending") + b.getLong("pending"))
-          .put("oldestCreatedAt", Math.min(a.getLong("oldestCreatedAt"), b.getLong("oldestCreatedAt"))));
-    }));
-    return new JsonObject().put("plugins", new JsonArray(new ArrayList<>(byPlugin.values())));
-  }
-
-  /** Numbers add up, lists join (each entry naming its node), other values: the first node's. */
-  private static JsonObject merge(Map<String, JsonObject> replies) {
-    JsonObject merged = new JsonObject();
-    BinaryOperator<Object> add = (a, b) -> {
-      if (a instanceof Number x && b instanceof Number y) {
-        return x instanceof Double || y instanceof Double ? (Object) (x.doubleValue() + y.doubleValue())
-            : (Object) (x.longValue() + y.longValue());
-      }
-      if (a instanceof JsonArray x && b instanceof JsonArray y) {
-        return x.copy().addAll(y);
-      }
-      return a;
-    };
-    replies.forEach((node, r) -> r.forEach(e -> {
-      Object value = e.getValue() instanceof JsonArray list ? tagged(list, node) : e.getValue();
-      merged.put(e.getKey(), merged.containsKey(e.getKey()) ? add.apply(merged.getValue(e.getKey()), value) : value);
-    }));
-    return merged;
-  }
-
-  private static JsonArray tagged(JsonArray list, String node) {
-    JsonArray out = new JsonArray();
-    list.forEach(o -> out.add(o instanceof JsonObject j ? j.copy().put("node", node) : o));
-    return out;
-  }
-
-  private ReplyException noAgentNode() {
-    return unavailable("no agent node is a member of the cluster"
-        + (gone.isEmpty() ? "" : " (gone: " + String.join(", ", gone.keySet()) + ")"));
-  }
-
   public static ReplyException unavailable(String reason) {
-    return new ReplyException(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNAVAILABLE.failureCode, reason);
-  }
-
-  /** {@code unavailable} because no reply came from a member (not because it left): worth another try. */
-  private static final class NoReply extends ReplyException {
-    NoReply(String reason) {
-      super(ReplyFailure.RECIPIENT_FAILURE, ErrorCode.UNAVAILABLE.failureCode, reason);
-    }
+    return Members.unavailable(reason);
   }
 }

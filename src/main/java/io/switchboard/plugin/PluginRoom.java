@@ -65,7 +65,9 @@ public final class PluginRoom extends VerticleBase {
     for (PluginSpec spec : settings.plugins()) {
       plugins.put(spec.id(), new PluginSupervisor(this, context, spec, settings, limits, version, timings));
     }
-    Future<Void> nodesKnown = nodes.start(this::memberChanged);
+    // A node whose thread facts were missed, or that was silent at the first list (paused, or a stranger
+    // claiming the agent role) and answers now, is caught up as one that joined: its chats get their threads.
+    Future<Void> nodesKnown = nodes.start(this::memberChanged, null, node -> catchUp(node, 60));
     return nodesKnown.compose(v -> nodes.ask(Addresses.THREAD_LIST, new JsonObject())).map(reply -> {
       // Routes survive restarts: a chat stays with the newest thread it is attached to.
       restoreRoutes(reply, true);
