@@ -241,11 +241,17 @@ public final class PermissionRoom extends VerticleBase {
     });
   }
 
+  /** Once no request is being registered (its paths read, its row written), however many came meanwhile. */
+  private Future<Void> registered() {
+    return registering.isEmpty() ? Future.succeededFuture()
+        : Future.join(new ArrayList<>(registering)).transform(x -> registered());
+  }
+
   @Override
   public Future<?> stop() {
     // A request that came in after the shutdown (an agent still talking while the rooms stop) ends
     // "shutdown" as soon as its row is written: wait for those rows and their ends, then the store may close.
-    return Future.join(new ArrayList<>(registering)).transform(x -> Future.join(new ArrayList<>(ending)))
+    return registered().transform(x -> Future.join(new ArrayList<>(ending)))
         .transform(x -> {
           if (!pending.isEmpty()) {
             // Only a graceful shutdown (sb.permission.shutdown) ends them here; otherwise the next start voids them.
@@ -285,6 +291,41 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(message, "bad permission request: " + e.getMessage());
       return;
     }
+    if (reg.question() == null && rules.readsDisk(reg)) {
+      // Paths are resolved and folders listed on a worker: a path on a hung mount holds no other request.
+      // Until then the request is not known here; stop() waits for it as for a row being written.
+      Promise<Void> read = Promise.promise();
+      registering.add(read.future());
+      vertx.executeBlocking(() -> factsReader.apply(reg), false).onComplete(facts -> {
+        if (facts.failed()) {
+          // As when the book throws: a person is asked (the property tests find no input that does this).
+          log.warn("permission request of thread {}: its facts could not be read ({}); a person is asked",
+              reg.threadId(), facts.cause().toString());
+        }
+        registered(message, reg, facts.succeeded() ? facts.result() : UNREADABLE);
+        registering.remove(read.future());
+        read.complete();
+      });
+      return;
+    }
+    registered(message, reg, null);
+  }
+
+  /** How a request's facts are read from the disk (tests put a slow disk here). */
+  private java.util.function.Function<Registration, io.switchboard.rules.ToolFacts> factsReader = RuleDecisions::facts;
+
+  /** Tests: a reader of facts of their own (a path on a hung mount). */
+  PermissionRoom factsReader(java.util.function.Function<Registration, io.switchboard.rules.ToolFacts> reader) {
+    this.factsReader = reader;
+    return this;
+  }
+
+  /** Facts that could not be read: no rule decides (a person is asked). */
+  private static final io.switchboard.rules.ToolFacts UNREADABLE = new io.switchboard.rules.ToolFacts(null, null, null,
+      null, null, null, null, java.util.List.of(), null, java.util.List.of("its facts could not be read"));
+
+  /** A request whose facts are read ({@code facts}; null: read now, no disk needed) is kept, decided, written. */
+  private void registered(Message<JsonObject> message, Registration reg, io.switchboard.rules.ToolFacts facts) {
     // Only the reply address is kept while the request waits, not the message: Vert.x keeps the
     // sender's body beside this room's copy in it (kilobytes of tree a request; docs/performance.md).
     // A send to it reaches the asker's reply handler; on one Vert.x (the agent room that asks runs
@@ -308,8 +349,8 @@ public final class PermissionRoom extends VerticleBase {
     boolean endsAnyway = overLimit || closing || edgeless || p.eligible.isEmpty()
         || reg.generation() != null && exitedGenerations.contains(reg.generation());
     // A question is never answered by a rule: only a person knows what to fill in.
-    io.switchboard.rules.RuleBook.Decision decision = endsAnyway || reg.question() != null ? null
-        : rules.decide(p.id, reg, now);
+    io.switchboard.rules.RuleBook.Decision decision = endsAnyway || reg.question() != null || facts == UNREADABLE
+        ? null : rules.decide(p.id, reg, facts, now);
     JsonObject ruled = decision == null ? null : RuleDecisions.outcome(reg, decision);
     JsonObject row = card(p).put("pushNow", ruled == null && p.plan.pushesAt(now)).put("attention", planJson(p));
     if (ruled != null) {

@@ -52,11 +52,24 @@ final class RuleDecisions {
     });
   }
 
-  /** The rule that decides request {@code id}, or null: a person is asked (also when the rules cannot be tried). */
-  RuleBook.Decision decide(String id, Registration reg, long now) {
+  /** Whether a rule may decide this request and its facts need the disk: they are read on a worker, not the loop. */
+  boolean readsDisk(Registration reg) {
+    return !book.all().isEmpty() && ToolFacts.namesPaths(reg.toolCall());
+  }
+
+  /** A request's facts as the rules read them (paths resolved, folders listed): may touch the disk. */
+  static ToolFacts facts(Registration reg) {
+    return ToolFacts.of(reg.agentId(), reg.projectId(), reg.threadId(), reg.toolCall(),
+        reg.cwd() == null ? null : java.nio.file.Path.of(reg.cwd()));
+  }
+
+  /**
+   * The rule that decides request {@code id}, or null: a person is asked (also when the rules cannot be
+   * tried). {@code facts}: read already (off the loop), else read here (no path in the call: no disk).
+   */
+  RuleBook.Decision decide(String id, Registration reg, ToolFacts facts, long now) {
     try {
-      return book.decide(ToolFacts.of(reg.agentId(), reg.projectId(), reg.threadId(), reg.toolCall(),
-          reg.cwd() == null ? null : java.nio.file.Path.of(reg.cwd())), now);
+      return book.decide(facts != null ? facts : facts(reg), now);
     } catch (RuntimeException e) {
       log.warn("permission request {}: its rules could not be tried ({}); a person is asked", id, e.toString());
       return null;

@@ -55,6 +55,17 @@ public record ToolFacts(String agentId, String projectId, String threadId, Strin
   private static final List<String> PATH_KEYS = List.of("file_path", "path", "notebook_path", "abs_path", "filePath",
       "absolute_path");
 
+  /**
+   * Whether reading {@code toolCall}'s facts touches the disk (a path to resolve, a folder to list):
+   * the permission room reads those off its event loop (an agent may name a path on a hung mount).
+   */
+  public static boolean namesPaths(JsonObject toolCall) {
+    if (toolCall.getValue("locations") != null) {
+      return true;
+    }
+    return toolCall.getValue("rawInput") instanceof JsonObject raw && PATH_KEYS.stream().anyMatch(raw::containsKey);
+  }
+
   /** Reads the facts of {@code toolCall}; {@code cwd} is the thread's directory (null: none known). */
   public static ToolFacts of(String agentId, String projectId, String threadId, JsonObject toolCall, Path cwd) {
     JsonObject raw = toolCall.getValue("rawInput") instanceof JsonObject o ? o : new JsonObject();

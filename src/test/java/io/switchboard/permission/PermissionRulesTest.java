@@ -98,6 +98,32 @@ class PermissionRulesTest {
     assertFalse(chained.isComplete());
   }
 
+  /**
+   * A path on a hung mount (its facts' reader blocks) holds no other request: the room reads paths
+   * on a worker, and a command without one is decided meanwhile; released, the read is decided too.
+   */
+  @Test
+  void aPathThatHangsHoldsNoOtherRequest(Vertx vertx) throws Exception {
+    java.util.concurrent.CountDownLatch mountAnswers = new java.util.concurrent.CountDownLatch(1);
+    rooms.crashPermissionRoom();
+    List<Rule> rules = new ArrayList<>(Presets.of("safeCommands", List.of()));
+    rules.addAll(Presets.of("readWorktree", List.of()));
+    rooms.startPermissionRoom(new PermissionRoom(100).rules(rules).factsReader(reg -> {
+      try {
+        mountAnswers.await(); // a stat on a mount that stopped answering
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return RuleDecisions.facts(reg);
+    }));
+    Future<JsonObject> hung = rooms.register(ask("t1", "slow", new JsonObject().put("file_path", "README.md"), "read"));
+    JsonObject status = await(rooms.register(ask("t1", "quick", "git status"))).getJsonObject("outcome");
+    assertEquals("allow", status.getString("optionId"), "decided while the other request's path hangs");
+    assertFalse(hung.isComplete(), "its path is still being read");
+    mountAnswers.countDown();
+    assertEquals("allow", await(hung).getJsonObject("outcome").getString("optionId"), "then decided as usual");
+  }
+
   @Test
   void alwaysOnACardMakesAThreadGrantThatRevokingTakesBackAtOnce() {
     Future<JsonObject> first = rooms.register(ask("t1", "m1", "make build"));
