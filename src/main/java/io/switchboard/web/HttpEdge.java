@@ -89,7 +89,11 @@ final class HttpEdge {
     router.get("/readyz").handler(readiness::handle);
     // JSON only, and no file uploads: a multipart POST (any web page can send one) never reaches the disk.
     router.post("/api/login").handler(BodyHandler.create(false).setBodyLimit(4096)).handler(logins::loginAllowed)
-        .handler(logins::login);
+        .handler(logins::login).failureHandler(ctx -> {
+          if (!Logins.refusal(ctx, c -> json(c, 401, new JsonObject().put("error", "wrong token")))) {
+            ctx.next();
+          }
+        });
     router.post("/api/logout").handler(logins::logout);
     // vertx-web's handler with our own check (a session cookie, or the token as a bearer): none of
     // its stock ones takes either of two credentials with the 401 bodies the API documents.
@@ -117,13 +121,14 @@ final class HttpEdge {
     return router;
   }
 
-  /** {@code GET path} for a logged-in caller only; another gets {@code refused}'s 401. */
+  /**
+   * {@code GET path} for a logged-in caller only; another gets {@code refused}'s 401, or a 429 when
+   * its address sent too many wrong tokens.
+   */
   private static void loggedIn(Router router, String path, AuthenticationHandler auth,
       Handler<RoutingContext> refused, Handler<RoutingContext> handler) {
     router.get(path).handler(auth).handler(handler).failureHandler(ctx -> {
-      if (ctx.statusCode() == 401) {
-        refused.handle(ctx);
-      } else {
+      if (!Logins.refusal(ctx, refused)) {
         ctx.next();
       }
     });

@@ -7,6 +7,7 @@ import io.switchboard.common.RandomIds;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
@@ -25,7 +26,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Who may use the web room: the access token (re-read every {@link #TOKEN_CHECK_MS}; a rotation
  * ends every login and socket), browser sessions (kept by the SHA-256 of their cookie, in memory
- * and in the database), {@code POST /api/login} with its per-address limit, and logout.
+ * and in the database), {@code POST /api/login}, logout, and the per-address limit on wrong tokens
+ * ({@link WrongTokens}) that every route taking the token shares.
  */
 final class Logins {
   private static final Logger log = LoggerFactory.getLogger(Logins.class);
@@ -33,8 +35,6 @@ final class Logins {
   private static final int MAX_SESSIONS = 1_000;
   /** A browser session lasts this long after its login (then the page asks for the token again). */
   static final long SESSION_MS = 7L * 24 * 3600 * 1000;
-  /** Failed logins a client address may make per minute; then 429 until the minute is over. */
-  static final int LOGIN_FAILURES_PER_MINUTE = 10;
   /** How often the token file is looked at: a rotation ends every login and socket. */
   static final long TOKEN_CHECK_MS = 2_000;
   /** The principal of a request that came with the token itself (a script's bearer). */
@@ -47,8 +47,7 @@ final class Logins {
   private String token;
   /** Browser sessions (SHA-256 of the cookie -> created at), oldest dropped first; saved in the database. */
   private final Map<String, Long> sessions = Lru.map(MAX_SESSIONS, true);
-  /** Client address -> failed logins in the current minute (and when that minute began). */
-  private final Map<String, long[]> loginFailures = Lru.map(10_000, true);
+  private final WrongTokens wrongTokens = new WrongTokens();
 
   Logins(Vertx vertx, Settings settings, SocketHub hub) {
     this.vertx = vertx;
@@ -93,31 +92,47 @@ final class Logins {
     });
   }
 
-  /** JSON only (415), and not while the address has failed too often (429). */
+  /** JSON only (415): what a no-cors fetch or a form can send is refused before the body is read. */
   void loginAllowed(RoutingContext ctx) {
     String type = ctx.request().getHeader("Content-Type");
     if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
       HttpEdge.json(ctx, 415, new JsonObject().put("error", "send {\"token\": \"...\"} as application/json"));
       return;
     }
-    long[] failures = loginFailures.get(clientAddress(ctx));
-    if (failures != null && System.currentTimeMillis() - failures[1] < 60_000
-        && failures[0] >= LOGIN_FAILURES_PER_MINUTE) {
-      ctx.response().putHeader("Retry-After", "60");
-      HttpEdge.json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; wait a minute"));
-      return;
-    }
     ctx.next();
   }
 
-  private void loginFailed(RoutingContext ctx) {
-    long now = System.currentTimeMillis();
-    long[] failures = loginFailures.computeIfAbsent(clientAddress(ctx), a -> new long[] {0, now});
-    if (now - failures[1] >= 60_000) {
-      failures[0] = 0;
-      failures[1] = now;
+  /**
+   * Counts a wrong token from the request's address: a 401, or once the address is over the limit
+   * a 429 whose payload is the seconds to wait ({@link #refusal}).
+   */
+  private HttpException wrongToken(RoutingContext ctx, String where) {
+    String address = clientAddress(ctx);
+    long wait = wrongTokens.wrong(address, System.currentTimeMillis());
+    if (wait == 0) {
+      log.warn("{} refused from {}: wrong token", where, address);
+      return new HttpException(401);
     }
-    failures[0]++;
+    log.debug("{} refused from {}: wrong token, too many this minute", where, address); // a flood: not a warning each
+    return new HttpException(429, Long.toString(wait));
+  }
+
+  /**
+   * Answers a refused request: a 429 with Retry-After and words; a 401 with {@code unauthorized}'s
+   * body. True when it answered (a refusal of either kind).
+   */
+  static boolean refusal(RoutingContext ctx, Handler<RoutingContext> unauthorized) {
+    if (ctx.statusCode() == 429 && ctx.failure() instanceof HttpException limited) {
+      ctx.response().putHeader("Retry-After", limited.getPayload());
+      HttpEdge.json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; try again in "
+          + limited.getPayload() + " s"));
+      return true;
+    }
+    if (ctx.statusCode() == 401) {
+      unauthorized.handle(ctx);
+      return true;
+    }
+    return false;
   }
 
   private static String clientAddress(RoutingContext ctx) {
@@ -136,10 +151,10 @@ final class Logins {
       HttpEdge.json(ctx, 400, new JsonObject().put("error", "send {\"token\": \"...\"}"));
       return;
     }
+    // The right token first, in constant time, and always: only a wrong one counts or waits.
     if (!AccessToken.matches(token, given.trim())) {
-      log.warn("login refused from {}: wrong token", ctx.request().remoteAddress());
-      loginFailed(ctx);
-      HttpEdge.json(ctx, 401, new JsonObject().put("error", "wrong token"));
+      HttpException refused = wrongToken(ctx, "login");
+      ctx.fail(refused.getStatusCode(), refused);
       return;
     }
     String session = ids.next("", 32);
@@ -189,8 +204,11 @@ final class Logins {
   Future<User> authenticate(RoutingContext ctx) {
     HttpServerRequest request = ctx.request();
     if (bearer(request)) {
-      return AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim())
-          ? Future.succeededFuture(User.create(BEARER.copy())) : refused();
+      // The right token first, in constant time, and always: only a wrong one counts or waits.
+      if (AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim())) {
+        return Future.succeededFuture(User.create(BEARER.copy()));
+      }
+      return Future.failedFuture(wrongToken(ctx, "a bearer token on " + request.path()));
     }
     Cookie cookie = request.getCookie(COOKIE);
     if (cookie == null) {

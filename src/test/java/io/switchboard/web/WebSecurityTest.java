@@ -97,14 +97,98 @@ class WebSecurityTest {
     assertEquals(200, status(raw("GET /healthz HTTP/1.1\r\nHost: [::1]:" + gateway.port + "\r\n", "")));
   }
 
-  @Test
-  void wrongTokensAreRateLimitedPerAddress() throws Exception {
-    for (int i = 0; i < Logins.LOGIN_FAILURES_PER_MINUTE; i++) {
-      assertEquals(401, status(login("application/json", "{\"token\":\"guess-" + i + "\"}")));
+  /**
+   * One request from {@code from} (a loopback address: all of 127/8 reaches the server), answered
+   * with its status line, headers and body (read by Content-Length: an upgrade's 101 keeps the
+   * connection open).
+   */
+  private String from(String from, String head, String body) throws Exception {
+    try (Socket s = new Socket(java.net.InetAddress.getByName("127.0.0.1"), gateway.port,
+        java.net.InetAddress.getByName(from), 0)) {
+      s.setSoTimeout(10_000);
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      s.getOutputStream().write((head + "Host: 127.0.0.1:" + gateway.port + "\r\nContent-Length: " + bytes.length
+          + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+      s.getOutputStream().write(bytes);
+      InputStream in = s.getInputStream();
+      ByteArrayOutputStream all = new ByteArrayOutputStream();
+      while (!all.toString(StandardCharsets.UTF_8).contains("\r\n\r\n")) {
+        int b = in.read();
+        if (b < 0) {
+          break;
+        }
+        all.write(b);
+      }
+      String headers = all.toString(StandardCharsets.UTF_8);
+      int length = headers.lines().filter(l -> l.toLowerCase().startsWith("content-length:"))
+          .mapToInt(l -> Integer.parseInt(l.substring(15).trim())).findFirst().orElse(0);
+      return headers + new String(in.readNBytes(length), StandardCharsets.UTF_8);
     }
-    String limited = login("application/json", "{\"token\":\"" + gateway.token + "\"}");
-    assertEquals(429, status(limited), "even the right token waits out the minute: " + limited);
-    assertTrue(limited.contains("Retry-After: 60"), limited);
+  }
+
+  private String wrongLogin(String from, int i) throws Exception {
+    return from(from, "POST /api/login HTTP/1.1\r\nContent-Type: application/json\r\n", "{\"token\":\"guess-" + i + "\"}");
+  }
+
+  private String bearer(String from, String path, String token) throws Exception {
+    return from(from, "GET " + path + " HTTP/1.1\r\nAuthorization: Bearer " + token + "\r\n", "");
+  }
+
+  private String upgrade(String from, String token) throws Exception {
+    return from(from, "GET /ws/chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        + "Authorization: Bearer " + token + "\r\n", "");
+  }
+
+  private static int retryAfter(String response) {
+    return response.lines().filter(l -> l.toLowerCase().startsWith("retry-after:"))
+        .mapToInt(l -> Integer.parseInt(l.substring(12).trim())).findFirst()
+        .orElseThrow(() -> new AssertionError("no Retry-After in " + response));
+  }
+
+  @Test
+  void wrongTokensOnEveryRouteShareOneLimitPerAddress() throws Exception {
+    // A guesser spreads its tries over the three doors a token opens: they count together.
+    for (int i = 0; i < WrongTokens.PER_MINUTE; i++) {
+      String answer = switch (i % 3) {
+        case 0 -> bearer("127.0.0.1", "/api/session", "guess-" + i);
+        case 1 -> upgrade("127.0.0.1", "guess-" + i);
+        default -> wrongLogin("127.0.0.1", i);
+      };
+      assertEquals(401, status(answer), "try " + (i + 1) + ": " + answer);
+    }
+    for (String over : List.of(bearer("127.0.0.1", "/api/session", "guess-x"),
+        bearer("127.0.0.1", "/api/permissions", "guess-y"), upgrade("127.0.0.1", "guess-z"),
+        wrongLogin("127.0.0.1", 99))) {
+      assertEquals(429, status(over), over);
+      int wait = retryAfter(over);
+      assertTrue(wait >= 1 && wait <= 60, over);
+    }
+    assertTrue(wrongLogin("127.0.0.1", 100).contains("too many wrong tokens"));
+    // Another address is not held back by this one's guesses.
+    assertEquals(401, status(bearer("127.0.0.2", "/api/session", "guess-from-elsewhere")));
+    assertEquals(401, status(upgrade("127.0.0.2", "guess-from-elsewhere")));
+    // No token at all is not a guess: a page without a login is told to log in, not to wait.
+    assertEquals(401, status(from("127.0.0.1", "GET /api/session HTTP/1.1\r\n", "")));
+  }
+
+  @Test
+  void theRightTokenIsAlwaysTakenWhileAGuesserFromTheSameAddressIsLimited() throws Exception {
+    for (int i = 0; i < WrongTokens.PER_MINUTE; i++) {
+      assertEquals(401, status(wrongLogin("127.0.0.1", i)));
+    }
+    String limited = wrongLogin("127.0.0.1", 10);
+    assertEquals(429, status(limited), limited);
+    assertTrue(retryAfter(limited) >= 1, limited);
+    // The owner, on the same machine, is not locked out by it.
+    String owner = from("127.0.0.1", "POST /api/login HTTP/1.1\r\nContent-Type: application/json\r\n",
+        "{\"token\":\"" + gateway.token + "\"}");
+    assertEquals(204, status(owner), owner);
+    assertTrue(owner.toLowerCase().contains("set-cookie: sb_session="), owner);
+    assertEquals(200, status(bearer("127.0.0.1", "/api/session", gateway.token)));
+    assertEquals(101, status(upgrade("127.0.0.1", gateway.token)));
+    // ...while the guesser still waits.
+    assertEquals(429, status(bearer("127.0.0.1", "/api/session", "guess-again")));
   }
 
   @Test
