@@ -442,6 +442,36 @@ class ChatProtocolTest {
   }
 
   @Test
+  void everyFrameThatCanAnswerUnknownThreadEchoesItsClientRef() {
+    ChatClient c = client();
+    JsonObject[] frames = {
+        new JsonObject().put("type", "attach"),
+        new JsonObject().put("type", "prompt").put("text", "hello"),
+        new JsonObject().put("type", "cancel"),
+        new JsonObject().put("type", "set_mode").put("modeId", "plan"),
+        new JsonObject().put("type", "set_config").put("configId", "model").put("value", "fast"),
+        new JsonObject().put("type", "rename_thread").put("title", "new name"),
+        new JsonObject().put("type", "archive_thread"),
+        new JsonObject().put("type", "archive_thread").put("archived", false),
+        new JsonObject().put("type", "delete_thread"),
+        new JsonObject().put("type", "changes"),
+        new JsonObject().put("type", "commit").put("message", "work"),
+        new JsonObject().put("type", "merge"),
+        new JsonObject().put("type", "discard"),
+        new JsonObject().put("type", "keep"),
+    };
+    int n = 0;
+    for (JsonObject f : frames) {
+      // Numbers and strings both: a clientRef comes back as it was sent.
+      Object ref = n++ % 2 == 0 ? (Object) ("ref-" + f.getString("type")) : (Object) n;
+      c.send(f.copy().put("threadId", "t_nope").put("clientRef", ref));
+      JsonObject error = error(c);
+      assertEquals("unknown_thread", error.getString("code"), f + " -> " + error);
+      assertEquals(ref, error.getValue("clientRef"), f + " -> " + error);
+    }
+  }
+
+  @Test
   void aFloodOfQuestionsReachesEveryPageAsAFewBatchedCountsNotAFrameEach() {
     ChatClient c = client();
     ChatClient bystander = client(); // an open page attached to nothing still hears every count
