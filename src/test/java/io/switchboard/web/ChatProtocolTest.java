@@ -266,6 +266,13 @@ class ChatProtocolTest {
         {new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", "%%%")).encode(), "base64"},
         {new JsonArray().add(png.copy().put("preview", "javascript:alert(1)")).encode(), "preview"},
         {"\"a picture\"", "list"},
+        // An attacker's probe: a video dressed as a WebP, and a PNG of a few KB declaring 60000x60000 pixels.
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/webp").put("data", java.util.Base64.getEncoder()
+            .encodeToString(("RIFF\u00c8\0\0\0AVI LIST" + "\0".repeat(188)).getBytes(java.nio.charset.StandardCharsets.ISO_8859_1))))
+            .encode(), "its RIFF container holds \"AVI \", not \"WEBP\""},
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", java.util.Base64.getEncoder()
+            .encodeToString(io.switchboard.testkit.TestImages.declaring(io.switchboard.testkit.TestImages.noisePng(35, 35, 1),
+                60_000, 60_000)))).encode(), "60000\u00d760000 pixels"},
     };
     JsonObject before = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET,
         new JsonObject().put("threadId", t))).body();
