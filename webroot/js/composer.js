@@ -12,6 +12,7 @@ import { base64Bytes, commandsMatching, composerHint } from './format.js';
 // image), each with a small preview the transcript keeps.
 const MAX_IMAGES = 4;
 const MAX_IMAGE_BYTES = 700 * 1024;
+const MAX_IMAGE_PIXELS = 40_000_000; // the gateway's bound on what an image declares
 
 // Prompts typed while disconnected: { frame, shown }, sent once the page has re-attached.
 const unsent = [];
@@ -83,6 +84,8 @@ async function addImages(files) {
     try {
       let url = await readAsDataUrl(file);
       const img = await loadImage(url);
+      // Too many pixels for the gateway, however few bytes: drawn smaller first.
+      if (img.naturalWidth * img.naturalHeight > MAX_IMAGE_PIXELS) url = drawn(img, 1600, 'image/jpeg', 0.85);
       // Too large: smaller and smaller JPEGs until one fits (a model sees no more than ~1,600 px anyway).
       for (let side = 1600; base64Bytes(url) > MAX_IMAGE_BYTES && side >= 200; side = Math.round(side * 0.7)) {
         url = drawn(img, side, 'image/jpeg', 0.85);

@@ -106,7 +106,9 @@ $('login-form').addEventListener('submit', async (ev) => {
     body: JSON.stringify({ token: $('token').value.trim() }),
   });
   if (r.status === 204) { $('token').value = ''; start(); }
-  else { showLogin(r.status === 401 ? 'That token is not right.' : 'Login failed (' + r.status + ').'); }
+  else if (r.status === 401) showLogin('That token is not right.');
+  else if (r.status === 429) showLogin('Too many wrong tokens from here; try again in ' + (r.headers.get('Retry-After') ?? 60) + ' s.');
+  else showLogin('Login failed (' + r.status + ').');
 });
 
 $('logout').addEventListener('click', async () => {

@@ -95,7 +95,10 @@ public final class Addresses {
   public static final String AGENT_LOGOUT = "sb.agent.logout";
   /** Fact {@code {threadId, agentId, currency, added}}: what an agent's cost report added (for /metrics). */
   public static final String USAGE_COST = "sb.usage.cost";
-  /** Browser sessions by cookie hash: {@code {hash, createdAt}} saves one, {@code {hash}} or {@code {all: true}} forgets. */
+  /**
+   * Browser sessions by cookie hash: {@code {hash, createdAt, userAgent?, address?}} saves one,
+   * {@code {hash}} or {@code {all: true}} forgets, the list answers {@code {sessions: [those]}}.
+   */
   public static final String STORE_WEB_SESSION_SAVE = "sb.store.web-session.save";
   /** {@code {pluginId, chatId, messageId}} → {@code {seen}}: whether that chat message already became a prompt. */
   public static final String STORE_INBOUND_SEEN = "sb.store.inbound.seen";

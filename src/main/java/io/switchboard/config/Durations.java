@@ -9,11 +9,27 @@ public final class Durations {
 
   private Durations() {}
 
-  /** Milliseconds; 0 for {@code "off"}. The exception's message says what was expected. */
+  /** Milliseconds (at most 30 days); 0 for {@code "off"}. The exception's message says what was expected. */
   public static long parse(String s) {
     if (s.equals("off")) {
       return 0;
     }
+    return parse(s, 30L * 86_400_000);
+  }
+
+  /** Milliseconds, from {@code minMs} to {@code maxMs} ({@code "off"} is not one); the exception's message says what was expected. */
+  public static long parse(String s, long minMs, long maxMs) {
+    if (!DURATION.matcher(s).matches()) {
+      throw new IllegalArgumentException("must be a duration like \"12h\" or \"30d\", got \"" + s + "\"");
+    }
+    long ms = parse(s, maxMs);
+    if (ms < minMs) {
+      throw new IllegalArgumentException("must be at least " + format(minMs) + ", got \"" + s + "\"");
+    }
+    return ms;
+  }
+
+  private static long parse(String s, long maxMs) {
     Matcher m = DURATION.matcher(s);
     if (!m.matches()) {
       throw new IllegalArgumentException("must be a duration like \"90s\", \"2m\", \"1h\" or \"off\", got \"" + s + "\"");
@@ -26,8 +42,8 @@ public final class Durations {
       case "h" -> n * 3_600_000;
       default -> n * 86_400_000;
     };
-    if (ms > 30L * 86_400_000) {
-      throw new IllegalArgumentException("must be at most 30 days, got \"" + s + "\"");
+    if (ms > maxMs) {
+      throw new IllegalArgumentException("must be at most " + format(maxMs) + ", got \"" + s + "\"");
     }
     return ms;
   }

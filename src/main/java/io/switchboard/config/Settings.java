@@ -76,12 +76,26 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     }
   }
 
-  /** The HTTP listener. {@code port} 0 picks a free port. */
+  /**
+   * The HTTP listener. {@code port} 0 picks a free port. {@code sessionLifetimeMs}: how long a
+   * browser login lasts (its cookie's Max-Age; the server ends it then too).
+   */
   public record Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics,
-                     List<String> allowedHosts) {
+                     List<String> allowedHosts, long sessionLifetimeMs) {
+    /** A login lasts a week unless {@code http.sessionLifetime} says otherwise. */
+    public static final long DEFAULT_SESSION_LIFETIME_MS = 7L * 24 * 3600 * 1000;
+
     public Http {
       allowedOrigins = List.copyOf(allowedOrigins);
       allowedHosts = allowedHosts == null ? List.of() : List.copyOf(allowedHosts);
+      if (sessionLifetimeMs <= 0) {
+        throw new IllegalArgumentException("sessionLifetimeMs must be positive");
+      }
+    }
+
+    /** Logins of the default lifetime. */
+    public Http(String host, int port, List<String> allowedOrigins, boolean publicMetrics, List<String> allowedHosts) {
+      this(host, port, allowedOrigins, publicMetrics, allowedHosts, DEFAULT_SESSION_LIFETIME_MS);
     }
 
     /** With no extra host names. */

@@ -210,6 +210,15 @@ public final class SettingsLoader {
     List<String> origins = http.strings("allowedOrigins");
     boolean publicMetrics = http.bool("publicMetrics");
     List<String> allowedHosts = http.has("allowedHosts") ? http.strings("allowedHosts") : List.of();
+    long sessionLifetime = Settings.Http.DEFAULT_SESSION_LIFETIME_MS;
+    if (http.has("sessionLifetime")) {
+      try {
+        // Shorter than 5 minutes ends a login while it is used; browsers cap a cookie at 400 days.
+        sessionLifetime = Durations.parse(http.string("sessionLifetime"), 5 * 60_000L, 400L * 86_400_000);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(http.key("sessionLifetime"), e.getMessage());
+      }
+    }
 
     String dataDir = root.path("dataDir");
     String logFormat = root.string("logFormat");
@@ -316,7 +325,8 @@ public final class SettingsLoader {
     Set<String> projectIds = edge ? null : new HashSet<>(projects.stream().map(ProjectSpec::id).toList());
     List<io.switchboard.rules.Rule> rules = root.has("rules")
         ? rules(root.objects("rules"), edge ? null : agentIds, projectIds) : List.of();
-    return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts), Path.of(dataDir),
+    return new Settings(new Settings.Http(host, port, origins, publicMetrics, allowedHosts, sessionLifetime),
+        Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
         projects, defaultProject, attention).withRules(rules);

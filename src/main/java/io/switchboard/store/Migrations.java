@@ -284,5 +284,10 @@ final class Migrations {
             currency TEXT NOT NULL,
             amount   DOUBLE NOT NULL,
             PRIMARY KEY (day, agent_id, currency)
-          )"""));
+          )"""),
+      // 15: what a browser session was opened from (its User-Agent and client address), so a person
+      // listing their logins can tell them apart and end one
+      List.of(
+          "ALTER TABLE web_session ADD COLUMN user_agent TEXT",
+          "ALTER TABLE web_session ADD COLUMN address TEXT"));
 }

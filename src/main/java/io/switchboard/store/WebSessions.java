@@ -19,8 +19,11 @@ final class WebSessions {
   Write save(JsonObject b) {
     String hash = required(b, "hash");
     long at = b.getLong("createdAt", System.currentTimeMillis());
+    String userAgent = b.getString("userAgent");
+    String address = b.getString("address");
     return conn -> {
-      update(conn, "INSERT OR REPLACE INTO web_session (hash, created_at) VALUES (?, ?)", hash, at);
+      update(conn, "INSERT OR REPLACE INTO web_session (hash, created_at, user_agent, address) VALUES (?, ?, ?, ?)",
+          hash, at, userAgent, address);
       return new JsonObject();
     };
   }
@@ -39,8 +42,10 @@ final class WebSessions {
   }
 
   Future<JsonObject> list(JsonObject body) {
-    return Sql.listed(readers.query("SELECT hash, created_at FROM web_session ORDER BY created_at").execute(),
+    return Sql.listed(readers.query("SELECT hash, created_at, user_agent, address FROM web_session ORDER BY created_at")
+            .execute(),
         "sessions", row -> new JsonObject().put("hash", row.getString("hash"))
-            .put("createdAt", row.getLong("created_at")));
+            .put("createdAt", row.getLong("created_at")).put("userAgent", row.getString("user_agent"))
+            .put("address", row.getString("address")));
   }
 }

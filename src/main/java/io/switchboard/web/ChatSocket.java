@@ -157,7 +157,8 @@ final class ChatSocket {
         case "set_mode" -> setMode(f);
         case "rename_thread" -> rename(f);
         case "archive_thread" -> archive(f);
-        case "delete_thread" -> toThread(Addresses.THREAD_DELETE, new JsonObject().put("threadId", text(f, "threadId")));
+        case "delete_thread" -> toThread(Addresses.THREAD_DELETE, new JsonObject().put("threadId", text(f, "threadId")),
+            clientRef(f));
         case "set_config" -> setConfig(f);
         case "permission_answer" -> answer(f);
         case "push_subscribe" -> pushSubscribe(f);
@@ -229,6 +230,7 @@ final class ChatSocket {
 
   private void attach(JsonObject f) throws BadFrame {
     String threadId = text(f, "threadId");
+    Object ref = clientRef(f);
     Object after = f.getValue("afterSeq");
     if (after != null && !(after instanceof Number n && n.longValue() >= 0)) {
       throw new BadFrame("\"afterSeq\" must be a number, 0 or more");
@@ -236,7 +238,7 @@ final class ChatSocket {
     long afterSeq = after == null ? 0 : ((Number) after).longValue();
     room.ask(Addresses.THREAD_ATTACH, new JsonObject().put("threadId", threadId)
             .put("surface", WebRoom.SURFACE))
-        .onFailure(err -> fail(err, null, null))
+        .onFailure(err -> fail(err, null, ref))
         .onSuccess(thread -> {
           if (closed) {
             return;
@@ -260,7 +262,7 @@ final class ChatSocket {
                   send(new JsonObject().put("type", "turn").put("threadId", threadId)
                       .put("busy", done.result().getBoolean("busy")).put("attached", true));
                 } else {
-                  fail(done.cause(), null, null);
+                  fail(done.cause(), null, ref);
                 }
               });
         });
@@ -340,7 +342,7 @@ final class ChatSocket {
 
   private void rename(JsonObject f) throws BadFrame {
     toThread(Addresses.THREAD_RENAME, new JsonObject().put("threadId", text(f, "threadId"))
-        .put("title", text(f, "title")));
+        .put("title", text(f, "title")), clientRef(f));
   }
 
   private void archive(JsonObject f) throws BadFrame {
@@ -348,26 +350,30 @@ final class ChatSocket {
     if (!(archived instanceof Boolean)) {
       throw new BadFrame("\"archived\" must be true or false");
     }
-    toThread(Addresses.THREAD_ARCHIVE, new JsonObject().put("threadId", text(f, "threadId")).put("archived", archived));
+    toThread(Addresses.THREAD_ARCHIVE, new JsonObject().put("threadId", text(f, "threadId")).put("archived", archived),
+        clientRef(f));
   }
 
   private void setConfig(JsonObject f) throws BadFrame {
     toThread(Addresses.THREAD_SET_CONFIG, new JsonObject().put("threadId", text(f, "threadId"))
-        .put("configId", text(f, "configId")).put("value", text(f, "value")));
+        .put("configId", text(f, "configId")).put("value", text(f, "value")), clientRef(f));
   }
 
   private void setMode(JsonObject f) throws BadFrame {
     toThread(Addresses.THREAD_SET_MODE, new JsonObject().put("threadId", text(f, "threadId"))
-        .put("modeId", text(f, "modeId")));
+        .put("modeId", text(f, "modeId")), clientRef(f));
   }
 
   private void cancel(JsonObject f) throws BadFrame {
-    toThread(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", text(f, "threadId")));
+    toThread(Addresses.THREAD_CANCEL, new JsonObject().put("threadId", text(f, "threadId")), clientRef(f));
   }
 
-  /** A command for the thread room; only a refusal comes back to the page (the outcome reaches it as events). */
-  private void toThread(String address, JsonObject body) {
-    room.ask(address, body).onFailure(err -> fail(err, null, null));
+  /**
+   * A command for the thread room; only a refusal comes back to the page (the outcome reaches it as
+   * events), with the frame's {@code clientRef} so the page knows which of its frames it answers.
+   */
+  private void toThread(String address, JsonObject body, Object clientRef) {
+    room.ask(address, body).onFailure(err -> fail(err, null, clientRef));
   }
 
 

@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.AuthenticationHandler;
@@ -89,26 +90,32 @@ final class HttpEdge {
     router.get("/readyz").handler(readiness::handle);
     // JSON only, and no file uploads: a multipart POST (any web page can send one) never reaches the disk.
     router.post("/api/login").handler(BodyHandler.create(false).setBodyLimit(4096)).handler(logins::loginAllowed)
-        .handler(logins::login);
+        .handler(logins::login).failureHandler(ctx -> {
+          if (!Logins.refusal(ctx, c -> json(c, 401, new JsonObject().put("error", "wrong token")))) {
+            ctx.next();
+          }
+        });
     router.post("/api/logout").handler(logins::logout);
     // vertx-web's handler with our own check (a session cookie, or the token as a bearer): none of
     // its stock ones takes either of two credentials with the 401 bodies the API documents.
     AuthenticationHandler auth = SimpleAuthenticationHandler.create().authenticate(logins::authenticate);
     Handler<RoutingContext> logIn = ctx -> json(ctx, 401, new JsonObject().put("error", LOG_IN));
-    loggedIn(router, "/api/session", auth, ctx -> json(ctx, 401, new JsonObject().put("authenticated", false)),
+    loggedIn(router.get("/api/session"), auth, ctx -> json(ctx, 401, new JsonObject().put("authenticated", false)),
         api::session);
-    loggedIn(router, "/api/permissions", auth, logIn, api::permissions);
-    loggedIn(router, "/api/agents", auth, logIn, api::agents);
-    loggedIn(router, "/api/knocks", auth, logIn, api::knocks);
-    loggedIn(router, "/api/reasons", auth, logIn, api::reasons);
+    loggedIn(router.get("/api/permissions"), auth, logIn, api::permissions);
+    loggedIn(router.get("/api/agents"), auth, logIn, api::agents);
+    loggedIn(router.get("/api/knocks"), auth, logIn, api::knocks);
+    loggedIn(router.get("/api/reasons"), auth, logIn, api::reasons);
+    loggedIn(router.get("/api/sessions"), auth, logIn, logins::listSessions);
+    loggedIn(router.delete("/api/sessions/:id"), auth, logIn, logins::endSession);
     if (settings.http().publicMetrics()) {
       router.get("/metrics").handler(api::metrics);
     } else {
-      loggedIn(router, "/metrics", auth, ctx -> json(ctx, 401, new JsonObject().put("error",
+      loggedIn(router.get("/metrics"), auth, ctx -> json(ctx, 401, new JsonObject().put("error",
           "log in, send a bearer token, or set http.publicMetrics")), api::metrics);
     }
     // The socket is refused before the upgrade, so no frame is ever read from a client not let in.
-    loggedIn(router, "/ws/chat", auth, ctx -> ctx.response().setStatusCode(401).end(LOG_IN), this::upgrade);
+    loggedIn(router.get("/ws/chat"), auth, ctx -> ctx.response().setStatusCode(401).end(LOG_IN), this::upgrade);
     router.get("/webjars/*").handler(StaticHandler.create("META-INF/resources/webjars").setCachingEnabled(true)
         .setMaxAgeSeconds(86_400));
     // From the classpath's copy, never a ./webroot in the working directory (PageFolder says why).
@@ -117,13 +124,14 @@ final class HttpEdge {
     return router;
   }
 
-  /** {@code GET path} for a logged-in caller only; another gets {@code refused}'s 401. */
-  private static void loggedIn(Router router, String path, AuthenticationHandler auth,
+  /**
+   * {@code route} for a logged-in caller only; another gets {@code refused}'s 401, or a 429 when
+   * its address sent too many wrong tokens.
+   */
+  private static void loggedIn(Route route, AuthenticationHandler auth,
       Handler<RoutingContext> refused, Handler<RoutingContext> handler) {
-    router.get(path).handler(auth).handler(handler).failureHandler(ctx -> {
-      if (ctx.statusCode() == 401) {
-        refused.handle(ctx);
-      } else {
+    route.handler(auth).handler(handler).failureHandler(ctx -> {
+      if (!Logins.refusal(ctx, refused)) {
         ctx.next();
       }
     });

@@ -7,6 +7,7 @@ import io.switchboard.common.RandomIds;
 import io.switchboard.config.AccessToken;
 import io.switchboard.config.Settings;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
@@ -17,6 +18,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.auth.User;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -25,17 +27,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Who may use the web room: the access token (re-read every {@link #TOKEN_CHECK_MS}; a rotation
  * ends every login and socket), browser sessions (kept by the SHA-256 of their cookie, in memory
- * and in the database), {@code POST /api/login} with its per-address limit, and logout.
+ * and in the database, ended at {@code http.sessionLifetime}), {@code POST /api/login}, logout, the
+ * list of sessions with a way to end one, and the per-address limit on wrong tokens
+ * ({@link WrongTokens}) that every route taking the token shares.
  */
 final class Logins {
   private static final Logger log = LoggerFactory.getLogger(Logins.class);
   static final String COOKIE = "sb_session";
   private static final int MAX_SESSIONS = 1_000;
-  /** A browser session lasts this long after its login (then the page asks for the token again). */
-  static final long SESSION_MS = 7L * 24 * 3600 * 1000;
-  /** Failed logins a client address may make per minute; then 429 until the minute is over. */
-  static final int LOGIN_FAILURES_PER_MINUTE = 10;
-  /** How often the token file is looked at: a rotation ends every login and socket. */
+  /** A User-Agent is kept this long at most: enough to tell a phone from a laptop. */
+  private static final int USER_AGENT_CHARS = 200;
+  /** How often the token file is looked at (a rotation ends every login and socket), and expired sessions ended. */
   static final long TOKEN_CHECK_MS = 2_000;
   /** The principal of a request that came with the token itself (a script's bearer). */
   private static final JsonObject BEARER = new JsonObject();
@@ -45,15 +47,20 @@ final class Logins {
   private final SocketHub hub;
   private final RandomIds ids = new RandomIds();
   private String token;
-  /** Browser sessions (SHA-256 of the cookie -> created at), oldest dropped first; saved in the database. */
-  private final Map<String, Long> sessions = Lru.map(MAX_SESSIONS, true);
-  /** Client address -> failed logins in the current minute (and when that minute began). */
-  private final Map<String, long[]> loginFailures = Lru.map(10_000, true);
+  /** A browser login lasts this long (the cookie's Max-Age; then the server ends it too). */
+  private final long lifetimeMs;
+  /** Browser sessions by the SHA-256 of their cookie, oldest dropped first; saved in the database. */
+  private final Map<String, Session> sessions = Lru.map(MAX_SESSIONS, true);
+
+  /** A browser session: when it began and what it logged in from (either may be null for an old one). */
+  private record Session(long createdAt, String userAgent, String address) {}
+  private final WrongTokens wrongTokens = new WrongTokens();
 
   Logins(Vertx vertx, Settings settings, SocketHub hub) {
     this.vertx = vertx;
     this.settings = settings;
     this.hub = hub;
+    this.lifetimeMs = settings.http().sessionLifetimeMs();
   }
 
   /** Restores the sessions saved before a restart, reads the token and starts watching its file. */
@@ -62,7 +69,10 @@ final class Logins {
         .onSuccess(reply -> restoreSessions(reply.getJsonArray("sessions")))
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())
-        .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> checkToken()))
+        .onSuccess(t -> vertx.setPeriodic(TOKEN_CHECK_MS, id -> {
+          checkToken();
+          endExpired();
+        }))
         .mapEmpty();
   }
 
@@ -71,12 +81,31 @@ final class Logins {
     long now = System.currentTimeMillis();
     for (Object o : saved) {
       JsonObject row = (JsonObject) o;
-      if (now - row.getLong("createdAt") > SESSION_MS) {
+      if (now - row.getLong("createdAt") >= lifetimeMs) {
         forgetSessions(new JsonObject().put("hash", row.getString("hash")));
       } else {
-        sessions.put(row.getString("hash"), row.getLong("createdAt"));
+        sessions.put(row.getString("hash"), new Session(row.getLong("createdAt"), row.getString("userAgent"),
+            row.getString("address")));
       }
     }
+  }
+
+  /** Sessions past their lifetime end on the server too (whatever the browser kept), their sockets with them. */
+  private void endExpired() {
+    long now = System.currentTimeMillis();
+    List<String> expired = sessions.entrySet().stream()
+        .filter(e -> now - e.getValue().createdAt() >= lifetimeMs).map(Map.Entry::getKey).toList();
+    expired.forEach(hash -> end(hash, "your login expired; log in again"));
+  }
+
+  /** Ends one session: forgotten here and in the database, its chat sockets closed (4401) with {@code why}. */
+  private boolean end(String hash, String why) {
+    if (sessions.remove(hash) == null) {
+      return false;
+    }
+    forgetSessions(new JsonObject().put("hash", hash));
+    hub.closeUnauthorized(s -> hash.equals(s.session()), why);
+    return true;
   }
 
   /** A rotated token (its file changed) ends every login and socket: the old token stops working now. */
@@ -93,31 +122,47 @@ final class Logins {
     });
   }
 
-  /** JSON only (415), and not while the address has failed too often (429). */
+  /** JSON only (415): what a no-cors fetch or a form can send is refused before the body is read. */
   void loginAllowed(RoutingContext ctx) {
     String type = ctx.request().getHeader("Content-Type");
     if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
       HttpEdge.json(ctx, 415, new JsonObject().put("error", "send {\"token\": \"...\"} as application/json"));
       return;
     }
-    long[] failures = loginFailures.get(clientAddress(ctx));
-    if (failures != null && System.currentTimeMillis() - failures[1] < 60_000
-        && failures[0] >= LOGIN_FAILURES_PER_MINUTE) {
-      ctx.response().putHeader("Retry-After", "60");
-      HttpEdge.json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; wait a minute"));
-      return;
-    }
     ctx.next();
   }
 
-  private void loginFailed(RoutingContext ctx) {
-    long now = System.currentTimeMillis();
-    long[] failures = loginFailures.computeIfAbsent(clientAddress(ctx), a -> new long[] {0, now});
-    if (now - failures[1] >= 60_000) {
-      failures[0] = 0;
-      failures[1] = now;
+  /**
+   * Counts a wrong token from the request's address: a 401, or once the address is over the limit
+   * a 429 whose payload is the seconds to wait ({@link #refusal}).
+   */
+  private HttpException wrongToken(RoutingContext ctx, String where) {
+    String address = clientAddress(ctx);
+    long wait = wrongTokens.wrong(address, System.currentTimeMillis());
+    if (wait == 0) {
+      log.warn("{} refused from {}: wrong token", where, address);
+      return new HttpException(401);
     }
-    failures[0]++;
+    log.debug("{} refused from {}: wrong token, too many this minute", where, address); // a flood: not a warning each
+    return new HttpException(429, Long.toString(wait));
+  }
+
+  /**
+   * Answers a refused request: a 429 with Retry-After and words; a 401 with {@code unauthorized}'s
+   * body. True when it answered (a refusal of either kind).
+   */
+  static boolean refusal(RoutingContext ctx, Handler<RoutingContext> unauthorized) {
+    if (ctx.statusCode() == 429 && ctx.failure() instanceof HttpException limited) {
+      ctx.response().putHeader("Retry-After", limited.getPayload());
+      HttpEdge.json(ctx, 429, new JsonObject().put("error", "too many wrong tokens from this address; try again in "
+          + limited.getPayload() + " s"));
+      return true;
+    }
+    if (ctx.statusCode() == 401) {
+      unauthorized.handle(ctx);
+      return true;
+    }
+    return false;
   }
 
   private static String clientAddress(RoutingContext ctx) {
@@ -136,25 +181,31 @@ final class Logins {
       HttpEdge.json(ctx, 400, new JsonObject().put("error", "send {\"token\": \"...\"}"));
       return;
     }
+    // The right token first, in constant time, and always: only a wrong one counts or waits.
     if (!AccessToken.matches(token, given.trim())) {
-      log.warn("login refused from {}: wrong token", ctx.request().remoteAddress());
-      loginFailed(ctx);
-      HttpEdge.json(ctx, 401, new JsonObject().put("error", "wrong token"));
+      HttpException refused = wrongToken(ctx, "login");
+      ctx.fail(refused.getStatusCode(), refused);
       return;
     }
     String session = ids.next("", 32);
     long now = System.currentTimeMillis();
     String hash = sessionHash(session);
-    sessions.put(hash, now);
+    String userAgent = ctx.request().getHeader("User-Agent");
+    Session made = new Session(now, userAgent == null ? null
+        : userAgent.substring(0, Math.min(userAgent.length(), USER_AGENT_CHARS)), clientAddress(ctx));
+    sessions.put(hash, made);
     // Kept by its hash, so a restart does not log everyone out and the database never holds a cookie.
-    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_SAVE, new JsonObject().put("hash", hash).put("createdAt", now))
+    vertx.eventBus().request(Addresses.STORE_WEB_SESSION_SAVE, new JsonObject().put("hash", hash).put("createdAt", now)
+            .put("userAgent", made.userAgent()).put("address", made.address()))
         .onComplete(saved -> {
           if (saved.failed()) {
             log.warn("a browser session could not be saved (it lasts until the next restart): {}",
                 saved.cause().getMessage());
           }
+          // Max-Age: the browser drops it when the server does (a cookie without one outlives nothing but says nothing).
           ctx.response().addCookie(Cookie.cookie(COOKIE, session).setHttpOnly(true).setSameSite(CookieSameSite.STRICT)
-              .setPath("/").setSecure(HttpEdge.behindHttpsProxy(ctx.request())));
+              .setPath("/").setMaxAge(Math.max(1, lifetimeMs / 1000))
+              .setSecure(HttpEdge.behindHttpsProxy(ctx.request())));
           ctx.response().setStatusCode(204).end();
         });
   }
@@ -171,13 +222,50 @@ final class Logins {
 
   void logout(RoutingContext ctx) {
     Cookie cookie = ctx.request().getCookie(COOKIE);
-    String hash = cookie == null ? null : sessionHash(cookie.getValue());
-    if (hash != null && sessions.remove(hash) != null) {
-      forgetSessions(new JsonObject().put("hash", hash));
-      hub.closeUnauthorized(s -> hash.equals(s.session()), "logged out");
+    if (cookie != null) {
+      end(sessionHash(cookie.getValue()), "logged out");
     }
+    forgetCookie(ctx);
+    ctx.response().setStatusCode(204).end();
+  }
+
+  private static void forgetCookie(RoutingContext ctx) {
     ctx.response().addCookie(Cookie.cookie(COOKIE, "").setMaxAge(0).setPath("/").setHttpOnly(true)
         .setSameSite(CookieSameSite.STRICT));
+  }
+
+  /**
+   * What names a session in the list and in {@code DELETE /api/sessions/{id}}: derived from its
+   * hash, so neither the cookie nor the hash the database keeps is ever shown.
+   */
+  static String publicId(String hash) {
+    return io.switchboard.common.Sha256.hex("session-id " + hash).substring(0, 16);
+  }
+
+  /** {@code GET /api/sessions}: every browser login, newest first, the caller's own marked {@code current}. */
+  void listSessions(RoutingContext ctx) {
+    String mine = ctx.user().principal().getString("session");
+    JsonArray list = new JsonArray();
+    sessions.entrySet().stream()
+        .sorted((a, b) -> Long.compare(b.getValue().createdAt(), a.getValue().createdAt()))
+        .forEach(e -> list.add(new JsonObject().put("id", publicId(e.getKey()))
+            .put("createdAt", e.getValue().createdAt()).put("expiresAt", e.getValue().createdAt() + lifetimeMs)
+            .put("userAgent", e.getValue().userAgent()).put("address", e.getValue().address())
+            .put("current", e.getKey().equals(mine))));
+    HttpEdge.json(ctx, 200, new JsonObject().put("sessions", list).put("lifetimeSeconds", lifetimeMs / 1000));
+  }
+
+  /** {@code DELETE /api/sessions/{id}}: ends that login and its sockets; one's own is a logout. */
+  void endSession(RoutingContext ctx) {
+    String id = ctx.pathParam("id");
+    String hash = sessions.keySet().stream().filter(h -> publicId(h).equals(id)).findFirst().orElse(null);
+    if (hash == null || !end(hash, "this login was ended (from the list of logins)")) {
+      HttpEdge.json(ctx, 404, new JsonObject().put("error", "no session \"" + id + "\"; GET /api/sessions lists them"));
+      return;
+    }
+    if (hash.equals(ctx.user().principal().getString("session"))) {
+      forgetCookie(ctx);
+    }
     ctx.response().setStatusCode(204).end();
   }
 
@@ -189,21 +277,23 @@ final class Logins {
   Future<User> authenticate(RoutingContext ctx) {
     HttpServerRequest request = ctx.request();
     if (bearer(request)) {
-      return AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim())
-          ? Future.succeededFuture(User.create(BEARER.copy())) : refused();
+      // The right token first, in constant time, and always: only a wrong one counts or waits.
+      if (AccessToken.matches(token, request.getHeader("Authorization").substring(7).trim())) {
+        return Future.succeededFuture(User.create(BEARER.copy()));
+      }
+      return Future.failedFuture(wrongToken(ctx, "a bearer token on " + request.path()));
     }
     Cookie cookie = request.getCookie(COOKIE);
     if (cookie == null) {
       return refused();
     }
     String hash = sessionHash(cookie.getValue());
-    Long created = sessions.get(hash);
-    if (created != null && System.currentTimeMillis() - created > SESSION_MS) {
-      sessions.remove(hash); // expired: log in again
-      forgetSessions(new JsonObject().put("hash", hash));
+    Session session = sessions.get(hash);
+    if (session != null && System.currentTimeMillis() - session.createdAt() >= lifetimeMs) {
+      end(hash, "your login expired; log in again"); // between two sweeps: not a moment longer
       return refused();
     }
-    return created == null ? refused() : Future.succeededFuture(User.create(new JsonObject().put("session", hash)));
+    return session == null ? refused() : Future.succeededFuture(User.create(new JsonObject().put("session", hash)));
   }
 
   private static Future<User> refused() {

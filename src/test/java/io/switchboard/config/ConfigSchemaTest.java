@@ -56,7 +56,7 @@ class ConfigSchemaTest {
   void aKeyWithEscapesIsNamedAsWritten() {
     JsonObject tree = SettingsLoader.defaults();
     tree.getJsonObject("http").put("a/b~c d%", 1);
-    assertRefused(tree, "http.a/b~c d%", "unknown key (known here: host, port, allowedOrigins, publicMetrics, allowedHosts)");
+    assertRefused(tree, "http.a/b~c d%", "unknown key (known here: host, port, allowedOrigins, publicMetrics, allowedHosts, sessionLifetime)");
     JsonObject env = SettingsLoader.defaults();
     env.getJsonArray("agents").getJsonObject(0).put("env", new JsonObject().put("PATH/x", 5));
     assertRefused(env, "agents[0].env.PATH/x", "must be a string, got 5");

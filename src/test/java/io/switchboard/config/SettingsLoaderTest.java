@@ -291,6 +291,23 @@ class SettingsLoaderTest {
   }
 
   @Test
+  void aLoginLastsSevenDaysUnlessHttpSessionLifetimeSaysOtherwise() throws Exception {
+    assertEquals(TimeUnit.DAYS.toMillis(7), SettingsLoader.parse(SettingsLoader.defaults()).http().sessionLifetimeMs());
+    JsonObject base = SettingsLoader.defaults();
+    assertEquals(TimeUnit.DAYS.toMillis(30), SettingsLoader.parse(base.copy().put("http", base.getJsonObject("http")
+        .copy().put("sessionLifetime", "30d"))).http().sessionLifetimeMs());
+    assertEquals(TimeUnit.HOURS.toMillis(12), SettingsLoader.parse(base.copy().put("http", base.getJsonObject("http")
+        .copy().put("sessionLifetime", "12h"))).http().sessionLifetimeMs());
+    String[][] bad = {
+        {"1m", "at least 5m"}, {"401d", "at most 400d"}, {"off", "like \"12h\""}, {"soon", "like \"12h\""},
+    };
+    for (String[] b : bad) {
+      refused(base.copy().put("http", base.getJsonObject("http").copy().put("sessionLifetime", b[0])),
+          "http.sessionLifetime", b[1]);
+    }
+  }
+
+  @Test
   void badAttentionValuesAreNamed() throws Exception {
     JsonObject base = SettingsLoader.defaults();
     refused(base.copy().put("attention", new JsonObject().put("remindAfter", "soon")), "attention.remindAfter",

@@ -39,13 +39,39 @@ public final class TestImages {
   }
 
   private static byte[] encode(BufferedImage image) {
+    return encode(image, "png");
+  }
+
+  private static byte[] encode(BufferedImage image, String format) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
-      ImageIO.write(image, "png", out);
+      if (!ImageIO.write(image, format, out)) {
+        throw new IllegalStateException("the JDK writes no " + format);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
     return out.toByteArray();
+  }
+
+  /** A JPEG or GIF ({@code format}: "jpeg", "gif") of {@code w}x{@code h} pixels, as the JDK writes one. */
+  public static byte[] encoded(String format, int w, int h) {
+    BufferedImage image = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+    Graphics2D g = image.createGraphics();
+    g.setColor(Color.ORANGE);
+    g.fillRect(0, 0, w, h);
+    g.dispose();
+    return encode(image, format);
+  }
+
+  /** {@code png} with its IHDR rewritten to declare {@code w}x{@code h} pixels (and a CRC that fits): a bomb's header. */
+  public static byte[] declaring(byte[] png, long w, long h) {
+    byte[] out = png.clone();
+    java.nio.ByteBuffer.wrap(out).putInt(16, (int) w).putInt(20, (int) h);
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    crc.update(out, 12, 17); // the chunk's type and data
+    java.nio.ByteBuffer.wrap(out).putInt(29, (int) crc.getValue());
+    return out;
   }
 
   public static String pngBase64(int w, int h) {

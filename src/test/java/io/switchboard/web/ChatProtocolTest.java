@@ -266,6 +266,13 @@ class ChatProtocolTest {
         {new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", "%%%")).encode(), "base64"},
         {new JsonArray().add(png.copy().put("preview", "javascript:alert(1)")).encode(), "preview"},
         {"\"a picture\"", "list"},
+        // An attacker's probe: a video dressed as a WebP, and a PNG of a few KB declaring 60000x60000 pixels.
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/webp").put("data", java.util.Base64.getEncoder()
+            .encodeToString(("RIFF\u00c8\0\0\0AVI LIST" + "\0".repeat(188)).getBytes(java.nio.charset.StandardCharsets.ISO_8859_1))))
+            .encode(), "its RIFF container holds \"AVI \", not \"WEBP\""},
+        {new JsonArray().add(new JsonObject().put("mimeType", "image/png").put("data", java.util.Base64.getEncoder()
+            .encodeToString(io.switchboard.testkit.TestImages.declaring(io.switchboard.testkit.TestImages.noisePng(35, 35, 1),
+                60_000, 60_000)))).encode(), "60000\u00d760000 pixels"},
     };
     JsonObject before = await(vertx.eventBus().<JsonObject>request(Addresses.THREAD_GET,
         new JsonObject().put("threadId", t))).body();
@@ -439,6 +446,36 @@ class ChatProtocolTest {
     String code = c.next(f -> "error".equals(f.getString("type")) && "busy".equals(f.getString("code")), "busy")
         .getString("code");
     assertEquals("busy", code);
+  }
+
+  @Test
+  void everyFrameThatCanAnswerUnknownThreadEchoesItsClientRef() {
+    ChatClient c = client();
+    JsonObject[] frames = {
+        new JsonObject().put("type", "attach"),
+        new JsonObject().put("type", "prompt").put("text", "hello"),
+        new JsonObject().put("type", "cancel"),
+        new JsonObject().put("type", "set_mode").put("modeId", "plan"),
+        new JsonObject().put("type", "set_config").put("configId", "model").put("value", "fast"),
+        new JsonObject().put("type", "rename_thread").put("title", "new name"),
+        new JsonObject().put("type", "archive_thread"),
+        new JsonObject().put("type", "archive_thread").put("archived", false),
+        new JsonObject().put("type", "delete_thread"),
+        new JsonObject().put("type", "changes"),
+        new JsonObject().put("type", "commit").put("message", "work"),
+        new JsonObject().put("type", "merge"),
+        new JsonObject().put("type", "discard"),
+        new JsonObject().put("type", "keep"),
+    };
+    int n = 0;
+    for (JsonObject f : frames) {
+      // Numbers and strings both: a clientRef comes back as it was sent.
+      Object ref = n++ % 2 == 0 ? (Object) ("ref-" + f.getString("type")) : (Object) n;
+      c.send(f.copy().put("threadId", "t_nope").put("clientRef", ref));
+      JsonObject error = error(c);
+      assertEquals("unknown_thread", error.getString("code"), f + " -> " + error);
+      assertEquals(ref, error.getValue("clientRef"), f + " -> " + error);
+    }
   }
 
   @Test
