@@ -194,7 +194,7 @@ class PushRoomTest {
         drops.drop();
       }
       LoopbackPushService.Subscriber fine = healthy.newSubscriber();
-      for (LoopbackPushService.Subscriber s : List.of(hangs, drops, fine)) { // the failing ones first in the outbox
+      for (LoopbackPushService.Subscriber s : List.of(hangs, drops, fine)) {
         c.send(new JsonObject().put("type", "push_subscribe").put("subscription", s.subscription()));
         c.next("push_subscribed");
       }
