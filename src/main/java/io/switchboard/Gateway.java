@@ -55,6 +55,10 @@ public final class Gateway {
       this(plugins, outboxStuckMs, WebRoom.REQUEST_READ_MS, PushRoom.Timings.DEFAULT);
     }
 
+    public Tuning(PluginRoom.Timings plugins, long outboxStuckMs, long requestReadMs) {
+      this(plugins, outboxStuckMs, requestReadMs, PushRoom.Timings.DEFAULT);
+    }
+
     public Tuning withRequestReadMs(long ms) {
       return new Tuning(plugins, outboxStuckMs, ms, push);
     }
