@@ -45,17 +45,26 @@ public final class Gateway {
 
   /**
    * Timings that are not configuration: tests shorten them. {@code requestReadMs}: how long the web
-   * waits for a request to arrive in full (see {@link WebRoom}).
+   * waits for a request to arrive in full (see {@link WebRoom}); {@code push}: a push's send timeout
+   * and pauses (see {@link PushRoom}).
    */
-  public record Tuning(PluginRoom.Timings plugins, long outboxStuckMs, long requestReadMs) {
+  public record Tuning(PluginRoom.Timings plugins, long outboxStuckMs, long requestReadMs, PushRoom.Timings push) {
     public static final Tuning DEFAULT = new Tuning(PluginRoom.Timings.DEFAULT, 10 * 60_000);
 
     public Tuning(PluginRoom.Timings plugins, long outboxStuckMs) {
-      this(plugins, outboxStuckMs, WebRoom.REQUEST_READ_MS);
+      this(plugins, outboxStuckMs, WebRoom.REQUEST_READ_MS, PushRoom.Timings.DEFAULT);
+    }
+
+    public Tuning(PluginRoom.Timings plugins, long outboxStuckMs, long requestReadMs) {
+      this(plugins, outboxStuckMs, requestReadMs, PushRoom.Timings.DEFAULT);
     }
 
     public Tuning withRequestReadMs(long ms) {
-      return new Tuning(plugins, outboxStuckMs, ms);
+      return new Tuning(plugins, outboxStuckMs, ms, push);
+    }
+
+    public Tuning withPush(PushRoom.Timings timings) {
+      return new Tuning(plugins, outboxStuckMs, requestReadMs, timings);
     }
   }
 
@@ -118,7 +127,7 @@ public final class Gateway {
       if (settings.cluster() == null) {
         // Pushes go out from the outbox beside the ledger: one JVM (docs/operations.md, "Notifications").
         started = started.compose(v -> deploy(new PushRoom(settings.dataDir().resolve("vapid.json"),
-            PushRoom.SUBJECT)));
+            PushRoom.SUBJECT, tuning.push())));
       }
       if (settings.cluster() != null) {
         // The surface rooms' one way to the agent nodes: deployed first, it knows the members when they start.

@@ -13,19 +13,23 @@ import java.nio.file.Path;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The push room: sends the outbox's push messages (written with the ledger's rows, one per
  * subscribed device) to the devices' push services — each service's in outbox order, one at a
- * time, different services side by side — and acknowledges each once its service took it. A
- * device its service says is gone (404, 410) is forgotten; a 429 or 503 holds that service's
- * sends for its {@code Retry-After} (ten minutes at most); other failures hold it with a growing
+ * time, each service on its own so one that hangs or holds never delays another's devices — and
+ * acknowledges each once its service took it. A device its service says is gone (404, 410) is
+ * forgotten; a 429 or 503 holds that service's sends for its {@code Retry-After} (ten minutes at
+ * most); other failures (an error status, no answer, a connection dropped) hold it with a growing
  * pause, five tries, then the push is dropped (a push is a nudge, the card is the record). A timer
- * sends what was held when its hold ends; no redirect is followed.
+ * sends what was held when its hold ends; no redirect is followed. A stop starts no send and waits
+ * for those under way, so a push its service took is acknowledged, never sent again after the start.
  */
 public final class PushRoom extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(PushRoom.class);
@@ -44,16 +48,33 @@ public final class PushRoom extends VerticleBase {
   static final long MAX_HOLD_MS = 10 * 60_000;
   /** Pushes read from the outbox at once. */
   static final int BATCH = 200;
+  /** What a stop waits beyond a send's own timeout: encryption and the acknowledgement's write. */
+  static final long STOP_MARGIN_MS = 2_000;
+
+  /**
+   * Timings that are not configuration (tests shorten them): {@code sendTimeoutMs} bounds one send
+   * (and so a stop's wait); the pause after the n-th failed try is {@code pauseUnitMs << n}.
+   */
+  public record Timings(long sendTimeoutMs, long pauseUnitMs) {
+    public static final Timings DEFAULT = new Timings(PushSender.TIMEOUT_MS, 1_000);
+  }
 
   private final Path keyFile;
   private final String subject;
+  private final Timings timings;
   private PushSender sender;
   private String publicKey;
   private EventBus bus;
-  private boolean draining;
+  /** A read of the outbox is under way; {@code again}: something asked for another meanwhile. */
+  private boolean reading;
   private boolean again;
-  /** The drain under way: a stop waits for its sends, so none is cut off half-sent and sent again. */
-  private Future<?> current = Future.succeededFuture();
+  /** Set by stop(): no send starts after it, so none is cut off by the stop and sent again after the start. */
+  private boolean stopping;
+  /** Per push service (its origin): its sends under way, one at a time; a stop waits for them. */
+  private final Map<String, Future<Void>> busy = new HashMap<>();
+  /** Reads of the outbox started so far; per push service, how many had started when its sends last ended. */
+  private long reads;
+  private final Map<String, Long> endedAtRead = new HashMap<>();
   /** Per push service (its origin): no send before this (a 429's Retry-After, or a back-off after a failure). */
   private final Map<String, Long> holds = new HashMap<>();
   private long holdTimer = -1;
@@ -62,8 +83,13 @@ public final class PushRoom extends VerticleBase {
 
   /** {@code keyFile}: the VAPID key pair ({@code <dataDir>/vapid.json}); {@code subject}: the contact push services see. */
   public PushRoom(Path keyFile, String subject) {
+    this(keyFile, subject, Timings.DEFAULT);
+  }
+
+  public PushRoom(Path keyFile, String subject, Timings timings) {
     this.keyFile = keyFile;
     this.subject = subject;
+    this.timings = timings;
   }
 
   @Override
@@ -74,7 +100,7 @@ public final class PushRoom extends VerticleBase {
       // No redirect followed: the endpoint is the subscriber's to choose, and a redirect would carry
       // the VAPID Authorization header wherever it pointed.
       sender = new PushSender(vertx, WebClient.create(vertx, new WebClientOptions().setUserAgent("switchboard")
-          .setFollowRedirects(false)), keys, subject);
+          .setFollowRedirects(false)), keys, subject, timings.sendTimeoutMs());
       bus.<JsonObject>localConsumer(Addresses.PUSH_KEY, m -> m.reply(new JsonObject().put("publicKey", publicKey)));
       bus.<JsonObject>consumer(Addresses.OUTBOX_READY, m -> {
         JsonArray plugins = m.body().getJsonArray("pluginIds", new JsonArray());
@@ -87,36 +113,47 @@ public final class PushRoom extends VerticleBase {
     });
   }
 
+  /**
+   * Starts no send, and waits for those under way (each bounded by its timeout) to be answered and
+   * their answers recorded: the web client closes after this, and a send it cut off would have
+   * reached the service, be logged as failed and go again after the start (issue 43).
+   */
   @Override
   public Future<?> stop() {
+    stopping = true;
     vertx.cancelTimer(holdTimer);
-    // The sends under way finish (each is bounded by PushSender's timeout) and are acknowledged.
-    return current.transform(x -> Future.succeededFuture()).timeout(PushSender.TIMEOUT_MS + 2_000,
-        java.util.concurrent.TimeUnit.MILLISECONDS).recover(x -> Future.succeededFuture());
+    return Future.join(new ArrayList<>(busy.values())).transform(x -> Future.succeededFuture())
+        .timeout(timings.sendTimeoutMs() + STOP_MARGIN_MS, TimeUnit.MILLISECONDS)
+        .recover(x -> {
+          log.warn("push: stopped with {} sends unanswered; they go again after the start", busy.size());
+          return Future.succeededFuture();
+        });
   }
 
   private void drain() {
-    if (draining) {
+    if (stopping) {
+      return;
+    }
+    if (reading) {
       again = true;
       return;
     }
-    draining = true;
+    reading = true;
     again = false;
-    Future<Boolean> run = bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject()
-            .put("pluginId", OUTBOX).put("limit", BATCH))
-        .compose(m -> sendBatch(m.body().getJsonArray("outputs").stream().map(o -> (JsonObject) o).toList()));
-    current = run;
-    run.onComplete(done -> {
-      draining = false;
-      if (done.failed()) {
-        log.warn("push: the outbox could not be read ({})", done.cause().getMessage());
-      }
-      if (again || done.succeeded() && done.result()) {
-        drain();
-      } else {
-        wakeAtHoldsEnd();
-      }
-    });
+    long read = ++reads;
+    bus.<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject().put("pluginId", OUTBOX).put("limit", BATCH))
+        .compose(m -> dispatch(read, m.body().getJsonArray("outputs").stream().map(o -> (JsonObject) o).toList()))
+        .onComplete(done -> {
+          reading = false;
+          if (done.failed()) {
+            log.warn("push: the outbox could not be read ({})", done.cause().getMessage());
+          }
+          if (again) {
+            drain();
+          } else {
+            wakeAtHoldsEnd();
+          }
+        });
   }
 
   /** A held push is sent when its hold ends: a timer for the earliest hold still ahead. */
@@ -125,6 +162,9 @@ public final class PushRoom extends VerticleBase {
     holds.values().removeIf(until -> until <= now);
     vertx.cancelTimer(holdTimer);
     holdTimer = -1;
+    if (stopping) {
+      return;
+    }
     holds.values().stream().min(Long::compare).ifPresent(until -> holdTimer = vertx.setTimer(Math.max(1,
         until - now), t -> {
           holdTimer = -1;
@@ -135,39 +175,58 @@ public final class PushRoom extends VerticleBase {
   private record Pending(JsonObject out, JsonObject sub, String origin) {}
 
   /**
-   * Sends a batch: each push service's pushes in outbox order, the services side by side (one that
-   * hangs or holds never delays another's devices). True when a full batch sent something: there may be more.
+   * Starts each push service's sends, in outbox order, unless it is busy (its sends under way read
+   * the outbox again when they end) or held (the timer reads it when the hold ends): a service that
+   * hangs keeps only its own devices waiting. A service whose sends ended while this read was under
+   * way is left to the next read: this one may still list a push they sent and acknowledged.
    */
-  private Future<Boolean> sendBatch(List<JsonObject> outputs) {
+  private Future<Void> dispatch(long read, List<JsonObject> outputs) {
     List<Future<JsonObject>> lookups = new ArrayList<>();
     for (JsonObject out : outputs) {
       lookups.add(bus.<JsonObject>request(Addresses.STORE_PUSH_GET, new JsonObject().put("subscriptionId",
           out.getString("chatId"))).map(m -> m.body()));
     }
     return Future.all(lookups).compose(found -> {
-      Map<String, List<Pending>> byService = new java.util.LinkedHashMap<>();
-      List<Future<Boolean>> sends = new ArrayList<>();
+      Map<String, List<Pending>> byService = new LinkedHashMap<>();
+      List<Future<Void>> forgotten = new ArrayList<>();
       for (int i = 0; i < outputs.size(); i++) {
         JsonObject sub = found.<JsonObject>resultAt(i).getJsonObject("subscription");
         if (sub == null) {
-          sends.add(ack(outputs.get(i).getString("outputId")).map(true)); // the device unsubscribed meanwhile
+          forgotten.add(ack(outputs.get(i).getString("outputId"))); // the device unsubscribed meanwhile
           continue;
         }
         String origin = PushSubscription.origin(sub.getString("endpoint"));
         byService.computeIfAbsent(origin, k -> new ArrayList<>()).add(new Pending(outputs.get(i), sub, origin));
       }
-      byService.values().forEach(queue -> sends.add(sendInOrder(queue, 0)));
-      return Future.join(sends).transform(x -> Future.succeededFuture(outputs.size() == BATCH
-          && sends.stream().anyMatch(f -> f.succeeded() && f.result())));
+      long now = System.currentTimeMillis();
+      byService.forEach((origin, queue) -> {
+        if (stopping || busy.containsKey(origin) || holds.getOrDefault(origin, 0L) > now
+            || endedAtRead.getOrDefault(origin, 0L) >= read) {
+          return;
+        }
+        Future<Void> sends = sendInOrder(queue, 0);
+        busy.put(origin, sends);
+        sends.onComplete(done -> {
+          busy.remove(origin);
+          endedAtRead.put(origin, reads);
+          if (done.failed()) {
+            // An acknowledgement not written: pause before that service's pushes are read and tried again.
+            log.warn("push: the outbox could not record a send to {} ({})", origin, done.cause().getMessage());
+            holds.put(origin, System.currentTimeMillis() + timings.pauseUnitMs());
+          }
+          drain(); // its pushes written meanwhile
+        });
+      });
+      return Future.join(forgotten).mapEmpty();
     });
   }
 
-  /** One push service's pushes, one at a time, until it holds them; true when one was settled. */
-  private Future<Boolean> sendInOrder(List<Pending> queue, int i) {
-    if (i >= queue.size() || holds.getOrDefault(queue.get(i).origin(), 0L) > System.currentTimeMillis()) {
-      return Future.succeededFuture(i > 0);
+  /** One push service's pushes, one at a time, until it holds them or the room stops. */
+  private Future<Void> sendInOrder(List<Pending> queue, int i) {
+    if (i >= queue.size() || stopping || holds.getOrDefault(queue.get(i).origin(), 0L) > System.currentTimeMillis()) {
+      return Future.succeededFuture();
     }
-    return sendOne(queue.get(i)).compose(goOn -> goOn ? sendInOrder(queue, i + 1) : Future.succeededFuture(i > 0));
+    return sendOne(queue.get(i)).compose(goOn -> goOn ? sendInOrder(queue, i + 1) : Future.succeededFuture());
   }
 
   private Future<Boolean> sendOne(Pending p) {
@@ -207,7 +266,8 @@ public final class PushRoom extends VerticleBase {
             .compose(x -> ack(outputId)).map(true);
       }
       case RETRY_AFTER -> {
-        long wait = Math.min(d.retryAfterMs(), MAX_HOLD_MS);
+        // At least a pause: a Retry-After of 0 would have the service asked again and again at once.
+        long wait = Math.max(timings.pauseUnitMs(), Math.min(d.retryAfterMs(), MAX_HOLD_MS));
         log.warn("push: {} asks to wait {} before its next push{}", origin, Waiting.duration(wait),
             wait < d.retryAfterMs() ? " (it asked for " + Waiting.duration(d.retryAfterMs()) + ")" : "");
         holds.put(origin, System.currentTimeMillis() + wait);
@@ -220,9 +280,10 @@ public final class PushRoom extends VerticleBase {
           attempts.remove(outputId);
           return ack(outputId).map(true);
         }
-        holds.put(origin, System.currentTimeMillis() + (1000L << Math.min(n, 6)));
-        log.info("push: a {} for device {} failed ({}); trying again in {} s", kind, device, d.reason(),
-            1L << Math.min(n, 6));
+        long pause = timings.pauseUnitMs() << Math.min(n, 6);
+        holds.put(origin, System.currentTimeMillis() + pause);
+        log.info("push: a {} for device {} failed ({}); trying again in {}", kind, device, d.reason(),
+            Waiting.duration(pause));
         return Future.succeededFuture(false);
       }
     }

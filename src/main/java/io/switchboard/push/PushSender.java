@@ -40,18 +40,25 @@ public final class PushSender {
   private final Vertx vertx;
   private final WebClient client;
   private final WebPush webPush;
+  private final long timeoutMs;
 
   /**
    * @param subject the VAPID {@code sub}: a {@code mailto:} or {@code https:} contact for the push
    *     service's operator (Apple's service refuses anything else)
    */
   public PushSender(Vertx vertx, WebClient client, VapidKeys keys, String subject) {
+    this(vertx, client, keys, subject, TIMEOUT_MS);
+  }
+
+  /** {@code timeoutMs}: how long a send waits for the push service's answer before it counts as failed. */
+  public PushSender(Vertx vertx, WebClient client, VapidKeys keys, String subject, long timeoutMs) {
     if (subject == null || !(subject.startsWith("mailto:") || subject.startsWith("https://"))) {
       throw new IllegalArgumentException("the VAPID subject must be a mailto: or https:// contact, not " + subject);
     }
     this.vertx = vertx;
     this.client = client;
     this.webPush = new WebPush(subject, keys);
+    this.timeoutMs = timeoutMs;
   }
 
   /**
@@ -84,7 +91,7 @@ public final class PushSender {
   private record Sealed(byte[] body, Map<String, String> headers) {}
 
   private Future<Delivery> post(PushSubscription to, Sealed message) {
-    HttpRequest<Buffer> request = client.postAbs(to.endpoint()).timeout(TIMEOUT_MS);
+    HttpRequest<Buffer> request = client.postAbs(to.endpoint()).timeout(timeoutMs);
     message.headers().forEach(request::putHeader); // Authorization, Content-Encoding, TTL, Urgency, Topic
     return request.sendBuffer(Buffer.buffer(message.body()))
         .map(response -> delivery(to, response))

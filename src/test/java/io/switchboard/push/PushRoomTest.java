@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -170,5 +171,140 @@ class PushRoomTest {
     }
     assertEquals(10, await(vertx.eventBus().<JsonObject>request(Addresses.STORE_PUSH_LIST, new JsonObject())).body()
         .getJsonArray("subscriptions").size());
+  }
+
+  /**
+   * Push services that fail without an answer (issue 43): one takes each request and never answers,
+   * one closes the connection instead of answering. Each gets five tries of the card's push and no
+   * more (the count each service saw), then the push is dropped; a device at a healthy service gets
+   * the card and its end once each; the failing services' devices get the end once it answers again.
+   */
+  @Test
+  void aHangingAndADroppingServiceGetFiveTriesEachAndAHealthyDeviceEveryPushOnce(Vertx vertx) throws Exception {
+    // A short send timeout so five hangs take seconds; long enough that a healthy answer is never cut.
+    ChatClient c = hostileGateway(vertx, new PushRoom.Timings(1_500, 20));
+    byte[] key = publicKey;
+    service = LoopbackPushService.start(key);
+    try (LoopbackPushService dropping = LoopbackPushService.start(key);
+         LoopbackPushService healthy = LoopbackPushService.start(key)) {
+      LoopbackPushService.Subscriber hangs = service.newSubscriber();
+      LoopbackPushService.Subscriber drops = dropping.newSubscriber();
+      for (int i = 0; i < PushRoom.MAX_ATTEMPTS; i++) {
+        hangs.hang();
+        drops.drop();
+      }
+      LoopbackPushService.Subscriber fine = healthy.newSubscriber();
+      for (LoopbackPushService.Subscriber s : List.of(hangs, drops, fine)) {
+        c.send(new JsonObject().put("type", "push_subscribe").put("subscription", s.subscription()));
+        c.next("push_subscribed");
+      }
+      String t = thread(c);
+      c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "note this"));
+      String requestId = c.next("permission_request").getString("requestId");
+      assertEquals(List.of("card " + requestId), pushes(healthy.awaitReceived(1, Duration.ofSeconds(10))));
+
+      // Once no push is due the room sends nothing more: whatever a service saw by then is all it gets.
+      waitFor(() -> pendingPushes(vertx) == 0, "the card's pushes settled", 60_000);
+      assertEquals(Collections.nCopies(PushRoom.MAX_ATTEMPTS, LoopbackPushService.HUNG), answers(service),
+          "five tries at the service that hangs, then the push is dropped");
+      assertEquals(Collections.nCopies(PushRoom.MAX_ATTEMPTS, LoopbackPushService.DROPPED), answers(dropping),
+          "five tries at the service that drops the connection");
+      assertEquals(Collections.nCopies(PushRoom.MAX_ATTEMPTS, "card " + requestId), pushes(service.received()),
+          "each try the same push");
+
+      // Their scripts spent, both answer 201: the end reaches every device, once.
+      c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "allow-once"));
+      healthy.awaitReceived(2, Duration.ofSeconds(10));
+      service.awaitReceived(PushRoom.MAX_ATTEMPTS + 1, Duration.ofSeconds(10));
+      dropping.awaitReceived(PushRoom.MAX_ATTEMPTS + 1, Duration.ofSeconds(10));
+      waitFor(() -> pendingPushes(vertx) == 0, "the end's pushes settled");
+      assertEquals(List.of("card " + requestId, "end " + requestId), pushes(healthy.received()),
+          "the healthy device got each push once");
+      assertEquals(2, healthy.requests());
+      assertEquals("end " + requestId, pushes(service.received()).get(PushRoom.MAX_ATTEMPTS));
+      assertEquals(PushRoom.MAX_ATTEMPTS + 1, service.requests());
+      assertEquals(PushRoom.MAX_ATTEMPTS + 1, dropping.requests());
+    }
+  }
+
+  /**
+   * A push service that takes a push and never answers (the room's timeout is longer than this test)
+   * keeps only its own device waiting: a healthy device gets the card and its end while the hang is
+   * still under way; a service that answers 500 gets the same push again after its pause, and its
+   * 201 settles it; the healthy device gets nothing twice.
+   */
+  @Test
+  void aHealthyDeviceWaitsNeitherForAHangingSendNorForAnotherServicesPause(Vertx vertx) throws Exception {
+    ChatClient c = hostileGateway(vertx, new PushRoom.Timings(60_000, 200));
+    byte[] key = publicKey;
+    service = LoopbackPushService.start(key);
+    try (LoopbackPushService stuck = LoopbackPushService.start(key);
+         LoopbackPushService flaky = LoopbackPushService.start(key)) {
+      LoopbackPushService.Subscriber hangs = stuck.newSubscriber().hang();
+      LoopbackPushService.Subscriber fails = flaky.newSubscriber().answer(500, null);
+      LoopbackPushService.Subscriber fine = service.newSubscriber();
+      for (LoopbackPushService.Subscriber s : List.of(hangs, fails, fine)) {
+        c.send(new JsonObject().put("type", "push_subscribe").put("subscription", s.subscription()));
+        c.next("push_subscribed");
+      }
+      String t = thread(c);
+      c.send(new JsonObject().put("type", "prompt").put("threadId", t).put("text", "note this"));
+      String requestId = c.next("permission_request").getString("requestId");
+      assertEquals(List.of(LoopbackPushService.HUNG), answers(stuck.awaitReceived(1, Duration.ofSeconds(10))));
+      assertEquals(List.of("card " + requestId), pushes(service.awaitReceived(1, Duration.ofSeconds(10))));
+      // Nothing else sends the 500's push again (no other push is due): only the timer at its pause's end.
+      List<LoopbackPushService.Received> tried = flaky.awaitReceived(2, Duration.ofSeconds(10));
+      assertEquals(List.of(500, 201), tried.stream().map(LoopbackPushService.Received::answered).toList());
+      assertEquals(List.of("card " + requestId, "card " + requestId), pushes(tried), "the same push again");
+
+      c.send(new JsonObject().put("type", "permission_answer").put("requestId", requestId).put("optionId", "allow-once"));
+      assertEquals(List.of("card " + requestId, "end " + requestId),
+          pushes(service.awaitReceived(2, Duration.ofSeconds(10))), "the end, while the other service still hangs");
+      flaky.awaitReceived(3, Duration.ofSeconds(10));
+      assertEquals(1, stuck.requests(), "the hanging send is still the stuck service's only one");
+      waitFor(() -> pendingPushes(vertx) == 1, "all settled but the stuck service's card");
+      assertEquals(2, service.requests(), "the healthy device got each push once");
+      assertEquals(3, flaky.requests());
+    } // the stuck service closes: its send fails at once, and the stop need not wait for its timeout
+  }
+
+  byte[] publicKey;
+
+  /** A gateway with these push timings and a page on it; {@link #publicKey} is its VAPID key. */
+  private ChatClient hostileGateway(Vertx vertx, PushRoom.Timings timings) throws Exception {
+    Settings settings = new Settings(new Settings.Http("127.0.0.1", 0, List.of(), false), dir.resolve("data"), "demo",
+        List.of(AgentHarness.demo()), List.of(), Settings.LogFormat.TEXT)
+        .withAttention(new Attention(new Attention.Spec(600_000L, 0L, null, 0L, null, null), Map.of(), Map.of()));
+    gateway = new GatewayHarness(vertx, settings, io.switchboard.Gateway.Tuning.DEFAULT.withPush(timings));
+    ChatClient c = ChatClient.open(vertx, gateway.port, gateway.token);
+    publicKey = Base64.getUrlDecoder().decode(c.next("welcome").getJsonObject("push").getString("publicKey"));
+    return c;
+  }
+
+  private static String thread(ChatClient c) {
+    c.send(new JsonObject().put("type", "new_thread").put("clientRef", "n"));
+    String t = c.next("thread").getString("threadId");
+    c.send(new JsonObject().put("type", "attach").put("threadId", t));
+    return t;
+  }
+
+  /** The push outbox's rows still due (sent and not yet answered, or held). */
+  private static int pendingPushes(Vertx vertx) {
+    return await(vertx.eventBus().<JsonObject>request(Addresses.STORE_OUTBOX_PENDING, new JsonObject()
+        .put("pluginId", PushRoom.OUTBOX).put("limit", 1000))).body().getJsonArray("outputs").size();
+  }
+
+  private static List<Integer> answers(LoopbackPushService s) {
+    return answers(s.received());
+  }
+
+  private static List<Integer> answers(List<LoopbackPushService.Received> received) {
+    return received.stream().map(LoopbackPushService.Received::answered).toList();
+  }
+
+  /** Each push as "type requestId". */
+  private static List<String> pushes(List<LoopbackPushService.Received> received) {
+    return received.stream().map(r -> new JsonObject(r.text()))
+        .map(p -> p.getString("type") + " " + p.getString("requestId")).toList();
   }
 }

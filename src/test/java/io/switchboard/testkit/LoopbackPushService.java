@@ -33,6 +33,8 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.Cipher;
 import javax.crypto.KeyAgreement;
@@ -44,14 +46,20 @@ import javax.crypto.spec.SecretKeySpec;
  * A Web Push service on 127.0.0.1, written from the RFCs with the JDK's crypto only (no code of the
  * library under test), so a test can see what a real push service would: it checks the VAPID
  * header (RFC 8292), decrypts the body (RFC 8291 / RFC 8188) with a subscriber's private key, records
- * each message, and answers with the status the test scripted (201 unless told otherwise).
+ * each message, and answers as the test scripted: a status (201 unless told otherwise), a status
+ * after a delay, no answer at all ({@code hang}) or a connection closed without one ({@code drop}).
  */
 public final class LoopbackPushService implements AutoCloseable {
   private static final Base64.Encoder B64URL = Base64.getUrlEncoder().withoutPadding();
   private static final Base64.Decoder UNB64URL = Base64.getUrlDecoder();
   private static final ECParameterSpec P256 = p256();
 
-  /** One message the service took: its headers and the decrypted plaintext. */
+  /** {@link Received#answered} of a request the service never answered (held until it closes). */
+  public static final int HUNG = -1;
+  /** {@link Received#answered} of a request whose connection the service closed without an answer. */
+  public static final int DROPPED = -2;
+
+  /** One message the service took: its headers, the decrypted plaintext, and its answer ({@link #HUNG}, {@link #DROPPED}). */
   public record Received(String subscriberId, int answered, String ttl, String urgency, String topic, byte[] plaintext) {
     public String text() {
       return new String(plaintext, StandardCharsets.UTF_8);
@@ -61,8 +69,8 @@ public final class LoopbackPushService implements AutoCloseable {
   /** A request the service refused before its script ran: bad VAPID header, encoding or body. */
   public record Rejected(String subscriberId, int status, String why) {}
 
-  /** One scripted answer: a status and an optional {@code Retry-After} value. */
-  record Answer(int status, String retryAfter) {}
+  /** One scripted answer: a status (or {@link #HUNG}, {@link #DROPPED}), an optional {@code Retry-After}, a delay. */
+  record Answer(int status, String retryAfter, long delayMs) {}
 
   /** A browser's side of one subscription: its key pair, auth secret and scripted answers. */
   public final class Subscriber {
@@ -91,7 +99,31 @@ public final class LoopbackPushService implements AutoCloseable {
 
     /** Answers the next request with {@code status} (and a {@code Retry-After} when not null). */
     public Subscriber answer(int status, String retryAfter) {
-      script.add(new Answer(status, retryAfter));
+      script.add(new Answer(status, retryAfter, 0));
+      return this;
+    }
+
+    /** Takes the next request (it is recorded) and answers {@code status} only {@code delayMs} later. */
+    public Subscriber answerAfter(long delayMs, int status) {
+      script.add(new Answer(status, null, delayMs));
+      return this;
+    }
+
+    /** Forgets the answers still scripted: the next requests get 201 at once. */
+    public Subscriber unscripted() {
+      script.clear();
+      return this;
+    }
+
+    /** Takes the next request and never answers it: the connection stays open until the service closes. */
+    public Subscriber hang() {
+      script.add(new Answer(HUNG, null, 0));
+      return this;
+    }
+
+    /** Takes the next request and closes its connection without an HTTP answer. */
+    public Subscriber drop() {
+      script.add(new Answer(DROPPED, null, 0));
       return this;
     }
   }
@@ -103,6 +135,14 @@ public final class LoopbackPushService implements AutoCloseable {
   private final List<Rejected> rejected = new ArrayList<>();
   private final AtomicInteger requests = new AtomicInteger();
   private final SecureRandom random = new SecureRandom();
+  /** Handlers run here, not on the server's one dispatcher thread: a delayed answer must not hold the others. */
+  private final ExecutorService handlers = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "loopback-push");
+    t.setDaemon(true);
+    return t;
+  });
+  /** The requests it hangs on, closed with the service. */
+  private final Queue<HttpExchange> hanging = new ConcurrentLinkedQueue<>();
 
   /**
    * Starts the service on an ephemeral port.
@@ -118,6 +158,7 @@ public final class LoopbackPushService implements AutoCloseable {
     this.expectedVapidKey = expectedVapidKey == null ? null : expectedVapidKey.clone();
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
     server.createContext("/push/", this::handle);
+    server.setExecutor(handlers);
     server.start();
   }
 
@@ -172,9 +213,14 @@ public final class LoopbackPushService implements AutoCloseable {
   @Override
   public void close() {
     server.stop(0);
+    for (HttpExchange e; (e = hanging.poll()) != null; ) {
+      e.close();
+    }
+    handlers.shutdownNow(); // a delayed answer still sleeping is cut: the connection is gone anyway
   }
 
   private void handle(HttpExchange exchange) throws IOException {
+    boolean hung = false;
     try {
       requests.incrementAndGet();
       String id = exchange.getRequestURI().getPath().substring("/push/".length());
@@ -206,15 +252,33 @@ public final class LoopbackPushService implements AutoCloseable {
         return;
       }
       Answer answer = s.script.poll();
-      answer = answer == null ? new Answer(201, null) : answer;
+      answer = answer == null ? new Answer(201, null, 0) : answer;
       synchronized (this) {
         received.add(new Received(id, answer.status(), ttl, exchange.getRequestHeaders().getFirst("Urgency"),
             exchange.getRequestHeaders().getFirst("Topic"), plaintext));
         notifyAll();
       }
+      if (answer.status() == HUNG) {
+        hanging.add(exchange);
+        hung = true;
+        return;
+      }
+      if (answer.status() == DROPPED) {
+        return; // closing an exchange that sent no headers closes its connection: no HTTP answer at all
+      }
+      if (answer.delayMs() > 0) {
+        try {
+          Thread.sleep(answer.delayMs());
+        } catch (InterruptedException closed) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
       respond(exchange, answer.status(), answer.retryAfter(), answer.status() >= 300 ? "scripted " + answer.status() : "");
     } finally {
-      exchange.close();
+      if (!hung) {
+        exchange.close();
+      }
     }
   }
 
