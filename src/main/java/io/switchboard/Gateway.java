@@ -156,6 +156,7 @@ public final class Gateway {
         })
         .transform(x -> deploy(new StoreRoom(settings.databaseFile()), agentScope))
         .compose(v -> deploy(new PermissionRoom(limits).attention(settings.attention()).rules(settings.rules())
+            .people(settings.people())
             .edgeGrace(settings.cluster() == null ? 0 : settings.cluster().edgeGraceSeconds() * 1000L), agentScope))
         .compose(v -> deploy(new ProjectRoom(settings), agentScope))
         .compose(v -> deploy(new ThreadRoom(settings), agentScope))

@@ -250,7 +250,8 @@ public final class AgentRoom extends VerticleBase {
     }
     try {
       JsonArray images = m.body().getValue("images") instanceof JsonArray a ? a : new JsonArray();
-      m.reply(new JsonObject().put("ahead", session.enqueue(m.body().getString("text"), images)));
+      String promptedBy = m.body().getValue("promptedBy") instanceof String who ? who : null;
+      m.reply(new JsonObject().put("ahead", session.enqueue(m.body().getString("text"), images, promptedBy)));
     } catch (IllegalArgumentException full) {
       ErrorCode.BUSY.fail(m, full.getMessage());
     } catch (IllegalStateException stopping) {

@@ -117,11 +117,11 @@ final class AgentSession {
    * Queues a prompt with its images (checked by the thread room); returns how many are ahead of it
    * (0: it runs now). The images are held, in bytes, against the room's budget until the turn ends.
    */
-  int enqueue(String text, JsonArray images) {
+  int enqueue(String text, JsonArray images, String promptedBy) {
     if (closed) {
       throw new IllegalStateException("the agent of " + threadId + " is stopping");
     }
-    int ahead = turns.add(text, images);
+    int ahead = turns.add(text, images, promptedBy);
     idleSince = 0;
     turns.pump();
     return ahead;
@@ -460,6 +460,12 @@ final class AgentSession {
 
   boolean closed() {
     return closed;
+  }
+
+  /** The person whose prompt the turn in progress answers (null: none running, or not named). */
+  String promptedBy() {
+    TurnQueue.Turn t = turns.current();
+    return t == null ? null : t.promptedBy;
   }
 
   /** Whether the person stopped the turn in progress. */

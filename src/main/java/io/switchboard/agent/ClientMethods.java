@@ -154,6 +154,7 @@ final class ClientMethods {
     // foreign id must still end with this session's cancel.
     String sessionId = session.acpSessionId() != null ? session.acpSessionId() : "unopened";
     boolean afterCancel = session.cancelling();
+    String promptedBy = session.promptedBy(); // read now: the turn that asks, not the one current when the thread answers
     String threadId = session.threadId();
     return bus.<JsonObject>request(Addresses.THREAD_GET, new JsonObject().put("threadId", threadId))
         .compose(thread -> {
@@ -162,7 +163,7 @@ final class ClientMethods {
               .put("options", options)
               .put("eligible", thread.body().getJsonArray("routes", new JsonArray()))
               .put("startedBy", thread.body().getString("startedBy"))
-              .put("projectId", thread.body().getString("project"))
+              .put("projectId", thread.body().getString("project")).put("promptedBy", promptedBy)
               .put("cwd", workspace.root().toAbsolutePath().toString()); // what rules resolve paths against
           Future<JsonObject> outcome = bus.<JsonObject>request(Addresses.PERMISSION_REGISTER, request,
               Bus.untilEnded()).map(m -> m.body().getJsonObject("outcome"));

@@ -21,14 +21,20 @@ final class TurnQueue {
 
   /** The turn in progress. */
   static final class Turn {
+    /** The person whose prompt this turn answers (their person id; null: not named). */
+    final String promptedBy;
     boolean cancelling;
     long graceTimer = -1;
     /** Tool calls announced in this turn, in order: those unfinished when it ends are marked cancelled. */
     final Set<String> toolCalls = new LinkedHashSet<>();
+
+    Turn(String promptedBy) {
+      this.promptedBy = promptedBy;
+    }
   }
 
   /** A prompt waiting for its turn: its text, its images ({@code [{mimeType, data}]}) and their decoded size. */
-  private record Prompt(String text, JsonArray images, long imageBytes) {}
+  private record Prompt(String text, JsonArray images, long imageBytes, String promptedBy) {}
 
   private final AgentSession session;
   private final Context context;
@@ -42,8 +48,8 @@ final class TurnQueue {
     this.backlog = backlog;
   }
 
-  /** Queues a prompt with its images; returns how many are ahead of it (0: it runs next). */
-  int add(String text, JsonArray images) {
+  /** Queues a prompt with its images and who sent it; returns how many are ahead of it (0: it runs next). */
+  int add(String text, JsonArray images, String promptedBy) {
     if (queue.size() >= MAX_QUEUED) {
       throw new IllegalArgumentException("thread " + session.threadId() + " already has " + MAX_QUEUED
           + " prompts waiting");
@@ -57,7 +63,7 @@ final class TurnQueue {
           + "send this one when a turn has ended");
     }
     int ahead = queue.size() + (turn == null ? 0 : 1);
-    queue.add(new Prompt(text, images, imageBytes));
+    queue.add(new Prompt(text, images, imageBytes, promptedBy));
     return ahead;
   }
 
@@ -87,7 +93,7 @@ final class TurnQueue {
       return;
     }
     Prompt next = queue.poll();
-    Turn t = new Turn();
+    Turn t = new Turn(next.promptedBy());
     turn = t;
     session.emit(new JsonObject().put("kind", "turn_started"));
     session.ensureStarted()

@@ -110,6 +110,22 @@ public final class Addresses {
   public static final String STORE_CHAT_SCOPE_LIST = "sb.store.chat-scope.list";
   public static final String STORE_WEB_SESSION_FORGET = "sb.store.web-session.forget";
   public static final String STORE_WEB_SESSION_LIST = "sb.store.web-session.list";
+  /** People (store/People): the first owner, made when there is none; {@code {} -> {person}}. */
+  public static final String STORE_PEOPLE_OWNER = "sb.store.people.owner";
+  /** {@code {personId?, name, roles, disabled?, by?} -> {person}}: adds or changes a person. */
+  public static final String STORE_PEOPLE_SAVE = "sb.store.people.save";
+  /** {@code {} -> {people: [{personId, name, roles, disabled, identities: [{kind, label}]}]}}. */
+  public static final String STORE_PEOPLE_LIST = "sb.store.people.list";
+  /** {@code {personId, kind, key, label?, detail?, by?}}: links an identity; one named by another is refused. */
+  public static final String STORE_PEOPLE_LINK = "sb.store.people.link";
+  /** {@code {kind, key, by?} -> {unlinked}}. */
+  public static final String STORE_PEOPLE_UNLINK = "sb.store.people.unlink";
+  /** {@code {kind, key} -> {person, identity}} (nulls when nobody has it). */
+  public static final String STORE_PEOPLE_FIND = "sb.store.people.find";
+  /** {@code {event, personId?, detail}}: one audit row. */
+  public static final String STORE_AUDIT_APPEND = "sb.store.audit.append";
+  /** {@code {limit?, personId?} -> {audit: [...]}}, the newest first. */
+  public static final String STORE_AUDIT_LIST = "sb.store.audit.list";
   public static final String STORE_TRANSCRIPT_APPEND = "sb.store.transcript.append";
   public static final String STORE_TRANSCRIPT_READ = "sb.store.transcript.read";
   public static final String STORE_OUTBOX_ENQUEUE = "sb.store.outbox.enqueue";
@@ -185,6 +201,8 @@ public final class Addresses {
   // plugin room: commands
   /** Each plugin's state (running, backing off, given up), for /readyz. */
   public static final String PLUGIN_STATUS = "sb.plugin.status";
+  /** {@code {code, personId, name?} -> {plugin, userId}}: links the chat account a /link code names (edge-local). */
+  public static final String PLUGIN_LINK_REDEEM = "sb.plugin.link.redeem";
 
   // metrics room: commands
   /** The Prometheus text of every metric, refreshed from the rooms' status at the time of asking. */

@@ -44,7 +44,10 @@ public final class AgentNodes {
   private static final Set<String> EDGE_LOCAL = Set.of(Addresses.STORE_WEB_SESSION_SAVE,
       Addresses.STORE_WEB_SESSION_FORGET, Addresses.STORE_WEB_SESSION_LIST, Addresses.STORE_INBOUND_SEEN,
       Addresses.STORE_INBOUND_MARK, Addresses.STORE_CHAT_SCOPE_SAVE, Addresses.STORE_CHAT_SCOPE_LIST,
-      Addresses.STORE_OUTBOX_ENQUEUE, Addresses.PLUGIN_STATUS, Addresses.METRICS_SCRAPE);
+      Addresses.STORE_OUTBOX_ENQUEUE, Addresses.PLUGIN_STATUS, Addresses.METRICS_SCRAPE,
+      Addresses.STORE_PEOPLE_OWNER, Addresses.STORE_PEOPLE_SAVE, Addresses.STORE_PEOPLE_LIST,
+      Addresses.STORE_PEOPLE_LINK, Addresses.STORE_PEOPLE_UNLINK, Addresses.STORE_PEOPLE_FIND,
+      Addresses.STORE_AUDIT_APPEND, Addresses.STORE_AUDIT_LIST, Addresses.PLUGIN_LINK_REDEEM);
 
   private final Vertx vertx;
   private final boolean clustered;

@@ -9,11 +9,19 @@ import java.util.Map;
  * to it verbatim at {@code initialize}, who may approve from it, the agent its chats use,
  * (for the vibearound dialect, which does not say who tapped) whether group chats get cards, and
  * who may prompt through it ({@code users}; null when not configured: then its approvers, and
- * nobody when it has none).
+ * nobody when it has none), and whether only chat accounts a person has linked may answer
+ * ({@code requireLinked}; false: an unlinked account is judged by {@code approvers} as before people).
  */
 public record PluginSpec(String id, String dialect, List<String> command, String cwd,
                          Map<String, String> env, JsonObject config, List<String> approvers,
-                         String agent, boolean cardsInGroups, List<String> users) {
+                         String agent, boolean cardsInGroups, List<String> users, boolean requireLinked) {
+  /** Unlinked accounts judged by the lists, as before people. */
+  public PluginSpec(String id, String dialect, List<String> command, String cwd, Map<String, String> env,
+                    JsonObject config, List<String> approvers, String agent, boolean cardsInGroups,
+                    List<String> users) {
+    this(id, dialect, command, cwd, env, config, approvers, agent, cardsInGroups, users, false);
+  }
+
   /** Anyone may prompt: written {@code "users": ["*"]}, on purpose. */
   public static final String ANYONE = "*";
 

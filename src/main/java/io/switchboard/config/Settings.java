@@ -8,7 +8,41 @@ import java.util.Optional;
 public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents,
                        List<PluginSpec> plugins, LogFormat logFormat, AgentProcesses agentProcesses,
                        Cluster cluster, List<ProjectSpec> projects, String defaultProject, Attention attention,
-                       List<io.switchboard.rules.Rule> rules) {
+                       List<io.switchboard.rules.Rule> rules, People people) {
+
+  /**
+   * How people are judged beyond their roles: {@code fourEyes}, per agent id ({@code *}: every
+   * agent), the kinds of tool call the person who prompted a turn may not approve themselves.
+   */
+  public record People(java.util.Map<String, java.util.Set<String>> fourEyes) {
+    public static final People DEFAULT = new People(java.util.Map.of());
+
+    public People {
+      fourEyes = java.util.Map.copyOf(fourEyes);
+    }
+
+    /** The kinds the prompter of a turn of {@code agentId} may not approve. */
+    public java.util.Set<String> fourEyesKinds(String agentId) {
+      java.util.Set<String> kinds = new java.util.TreeSet<>(fourEyes.getOrDefault("*", java.util.Set.of()));
+      if (agentId != null) {
+        kinds.addAll(fourEyes.getOrDefault(agentId, java.util.Set.of()));
+      }
+      return kinds;
+    }
+  }
+
+  /** With the default people settings (no four-eyes rule). */
+  public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
+                  LogFormat logFormat, AgentProcesses agentProcesses, Cluster cluster, List<ProjectSpec> projects,
+                  String defaultProject, Attention attention, List<io.switchboard.rules.Rule> rules) {
+    this(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects, defaultProject,
+        attention, rules, People.DEFAULT);
+  }
+
+  public Settings withPeople(People p) {
+    return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
+        defaultProject, attention, rules, p);
+  }
 
   /** With no rules of its own: every request asks a person (grants made later live in the database). */
   public Settings(Http http, Path dataDir, String defaultAgent, List<AgentSpec> agents, List<PluginSpec> plugins,
@@ -20,7 +54,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
 
   public Settings withRules(List<io.switchboard.rules.Rule> r) {
     return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
-        defaultProject, attention, r);
+        defaultProject, attention, r, people);
   }
 
   /** With the default attention settings (reminders after five minutes, no deadlines). */
@@ -33,7 +67,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
 
   public Settings withAttention(Attention a) {
     return new Settings(http, dataDir, defaultAgent, agents, plugins, logFormat, agentProcesses, cluster, projects,
-        defaultProject, a, rules);
+        defaultProject, a, rules, people);
   }
 
   /** With no projects: every thread works in a scratch workspace of its own. */
@@ -155,6 +189,7 @@ public record Settings(Http http, Path dataDir, String defaultAgent, List<AgentS
     projects = projects == null ? List.of() : List.copyOf(projects);
     attention = attention == null ? Attention.DEFAULT : attention;
     rules = rules == null ? List.of() : List.copyOf(rules);
+    people = people == null ? People.DEFAULT : people;
   }
 
   public Optional<ProjectSpec> project(String id) {

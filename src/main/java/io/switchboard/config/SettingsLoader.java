@@ -252,9 +252,20 @@ public final class SettingsLoader {
     }
     String defaultAgent = root.string("defaultAgent");
     Map<String, Attention.Spec> attentionByAgent = new LinkedHashMap<>();
+    Map<String, Set<String>> fourEyes = new LinkedHashMap<>();
     for (Node a : agentNodes) {
       if (a.has("attention")) {
         attentionByAgent.put(a.string("id"), attention(a.object("attention")));
+      }
+      if (a.has("fourEyes")) {
+        List<String> kinds = a.strings("fourEyes");
+        for (int i = 0; i < kinds.size(); i++) {
+          if (!io.switchboard.people.Roles.KINDS.contains(kinds.get(i))) {
+            throw new ConfigException(a.key("fourEyes") + "[" + i + "]", "\"" + kinds.get(i)
+                + "\" is no kind of tool call; one of " + io.switchboard.people.Roles.KINDS);
+          }
+        }
+        fourEyes.put(a.string("id"), Set.copyOf(kinds));
       }
     }
     if (!agentIds.contains(defaultAgent)) {
@@ -283,7 +294,7 @@ public final class SettingsLoader {
           p.has("config") ? p.object("config").json : null,
           p.has("approvers") ? p.strings("approvers") : null, agent,
           p.has("cardsInGroups") && p.bool("cardsInGroups"),
-          p.has("users") ? p.strings("users") : null));
+          p.has("users") ? p.strings("users") : null, p.has("requireLinked") && p.bool("requireLinked")));
     }
 
     if (cluster != null && cluster.runsAgents() && !plugins.isEmpty()) {
@@ -329,7 +340,7 @@ public final class SettingsLoader {
         Path.of(dataDir),
         defaultAgent, agents, plugins,
         logFormat.equals("json") ? Settings.LogFormat.JSON : Settings.LogFormat.TEXT, agentProcesses, cluster,
-        projects, defaultProject, attention).withRules(rules);
+        projects, defaultProject, attention).withRules(rules).withPeople(new Settings.People(fourEyes));
   }
 
   /**

@@ -5,10 +5,11 @@ import io.vertx.core.json.JsonObject;
 /**
  * A checked {@code sb.permission.answer} body: which request, the option chosen, the surface it
  * came from, who answered (when the surface can say), the answer's key, for a chat's tap its
- * plugin's approver settings, and for a question the form's content.
+ * plugin's approver settings, for a question the form's content, and the named person the surface
+ * found ({@code by}: their identity, login strength and permissions, which the room judges).
  */
 record Answer(String requestId, String optionId, String surface, String user, String answerKey, ChatApproval chat,
-              Grant grant, Object content) {
+              Grant grant, Object content, io.switchboard.people.Principal by) {
   /**
    * "Always" made a gateway grant: how far it reaches ({@code thread}, {@code project}, {@code agent}),
    * how long it lives ({@code thread}: as long as the thread; {@code day}; {@code forever}: until
@@ -74,13 +75,19 @@ record Answer(String requestId, String optionId, String surface, String user, St
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bad answer: " + e.getMessage(), e);
     }
+    io.switchboard.people.Principal by;
+    try {
+      by = b.getValue("by") == null ? null : io.switchboard.people.Principal.parse(b.getValue("by"));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("bad answer: " + e.getMessage(), e);
+    }
     // A question's filled form: checked against its schema by the room, which knows the question.
-    return new Answer(id, optionId, surface, (String) user, (String) key, chat, grant, b.getValue("content"));
+    return new Answer(id, optionId, surface, (String) user, (String) key, chat, grant, b.getValue("content"), by);
   }
 
   /** The same answer recorded as by {@code who} (a chat's verdict names the tapper). */
-  Answer by(String who) {
-    return new Answer(requestId, optionId, surface, who, answerKey, chat, grant, content);
+  Answer asUser(String who) {
+    return new Answer(requestId, optionId, surface, who, answerKey, chat, grant, content, by);
   }
 
   private static String text(JsonObject b, String field) {

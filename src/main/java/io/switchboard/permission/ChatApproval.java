@@ -14,8 +14,15 @@ import java.util.List;
  * @param approvers     the plugin's {@code approvers}; empty: the person who started the thread
  * @param cardsInGroups the plugin lets any member of a group answer although it cannot tell who tapped
  * @param anonymous     the tap came from a group member the plugin cannot name
+ * @param requireLinked the plugin's {@code requireLinked}: a chat account no person has linked may not
+ *                      answer at all (else, until a gateway's people have linked theirs, these lists judge it)
  */
-public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolean anonymous) {
+public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolean anonymous, boolean requireLinked) {
+  /** As before people: unlinked accounts judged by the plugin's lists. */
+  public ChatApproval(List<String> approvers, boolean cardsInGroups, boolean anonymous) {
+    this(approvers, cardsInGroups, anonymous, false);
+  }
+
   /** How a tap is named in the audit when the plugin cannot say who tapped in a group. */
   public static final String GROUP_MEMBER = "a group member";
 
@@ -29,7 +36,7 @@ public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolea
 
   public JsonObject toJson() {
     return new JsonObject().put("approvers", new JsonArray(new ArrayList<>(approvers)))
-        .put("cardsInGroups", cardsInGroups).put("anonymous", anonymous);
+        .put("cardsInGroups", cardsInGroups).put("anonymous", anonymous).put("requireLinked", requireLinked);
   }
 
   /** Parses an answer's {@code chat}; the exception's message names what is wrong. */
@@ -48,10 +55,11 @@ public record ChatApproval(List<String> approvers, boolean cardsInGroups, boolea
       approvers.add(s);
     }
     if (!(chat.getValue("cardsInGroups", false) instanceof Boolean groups)
-        || !(chat.getValue("anonymous", false) instanceof Boolean anonymous)) {
-      throw new IllegalArgumentException("chat.cardsInGroups and chat.anonymous must be booleans");
+        || !(chat.getValue("anonymous", false) instanceof Boolean anonymous)
+        || !(chat.getValue("requireLinked", false) instanceof Boolean requireLinked)) {
+      throw new IllegalArgumentException("chat.cardsInGroups, chat.anonymous and chat.requireLinked must be booleans");
     }
-    return new ChatApproval(List.copyOf(approvers), groups, anonymous);
+    return new ChatApproval(List.copyOf(approvers), groups, anonymous, requireLinked);
   }
 
   /**

@@ -314,6 +314,14 @@ public final class PermissionRoom extends VerticleBase {
   /** How a request's facts are read from the disk (tests put a slow disk here). */
   private java.util.function.Function<Registration, io.switchboard.rules.ToolFacts> factsReader = RuleDecisions::facts;
 
+  /** How people are judged beyond their roles (the four-eyes rule per agent). */
+  private io.switchboard.config.Settings.People people = io.switchboard.config.Settings.People.DEFAULT;
+
+  public PermissionRoom people(io.switchboard.config.Settings.People people) {
+    this.people = people;
+    return this;
+  }
+
   /** Tests: a reader of facts of their own (a path on a hung mount). */
   PermissionRoom factsReader(java.util.function.Function<Registration, io.switchboard.rules.ToolFacts> reader) {
     this.factsReader = reader;
@@ -416,8 +424,32 @@ public final class PermissionRoom extends VerticleBase {
       answerEnded(message, id, a.answerKey());
       return;
     }
-    if (a.chat() != null) {
-      // A tap in a chat: judged here against its plugin's approvers, as every answer is.
+    if (a.chat() != null && a.by() == null && a.chat().requireLinked()
+        && !(a.chat().anonymous() && a.chat().cardsInGroups())) {
+      // Fail closed where the plugin asks for it: a chat account no person has linked cannot answer,
+      // whatever the plugin's lists say (an anonymous group tap names nobody to link: its plugin's
+      // cardsInGroups alone decides it, below).
+      String who = a.user() != null ? a.user() : ChatApproval.GROUP_MEMBER;
+      note(p.id, "rejected", a.surface(), who, "not_linked: no person has linked this chat account");
+      log.warn("permission request {} of thread {}: {} tapped it in {} but is linked to no person", id,
+          p.reg.threadId(), who, a.surface());
+      ErrorCode.NOT_APPROVER.fail(message, "This chat account is not linked to a person of this gateway: send /link "
+          + "here and enter the code on the page (or answer in the web chat).");
+      return;
+    }
+    if (a.by() != null) {
+      String refusal = refusal(p, a);
+      if (refusal != null) {
+        note(p.id, "rejected", a.surface(), a.by().personId(), "not_permitted: " + refusal);
+        log.warn("permission request {} of thread {}: {} ({}) may not answer it: {}", id, p.reg.threadId(),
+            a.by().name(), a.by().personId(), refusal);
+        ErrorCode.NOT_APPROVER.fail(message, a.by().name() + " may not answer this: " + refusal + ".");
+        return;
+      }
+    }
+    if (a.chat() != null && a.by() == null) {
+      // An account no person has linked, where the plugin lets such answer (requireLinked false, as before
+      // there were people): judged by its lists; a linked account's person was judged above by their roles.
       ChatApproval.Verdict verdict = a.chat().judge(a.user(), p.reg.startedBy());
       if (!verdict.allowed()) {
         note(p.id, "rejected", a.surface(), verdict.who(), "not_eligible: not an approver");
@@ -426,7 +458,7 @@ public final class PermissionRoom extends VerticleBase {
         ErrorCode.NOT_APPROVER.fail(message, verdict.refusal());
         return;
       }
-      a = a.by(verdict.who());
+      a = a.asUser(verdict.who());
     }
     String surface = a.surface();
     String optionId = a.optionId();
@@ -451,10 +483,7 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.INVALID_OPTION.fail(message, "request " + id + " offers no option \"" + optionId + "\"");
       return;
     }
-    JsonObject answeredBy = new JsonObject().put("surface", surface);
-    if (user != null) {
-      answeredBy.put("user", user);
-    }
+    JsonObject answeredBy = answeredBy(a);
     Answer.Grant grant = a.grant() != null ? a.grant()
         : a.chat() != null && "allow_always".equals(option.getString("kind")) ? Answer.Grant.CHAT_DEFAULT : null;
     JsonObject granted = null;
@@ -494,6 +523,47 @@ public final class PermissionRoom extends VerticleBase {
    * its schema allows (checked here, whatever the page checked). The ledger and the surfaces keep the
    * answer without the fields the schema marks secret; only the agent gets those.
    */
+  /**
+   * Why the named person of an answer may not give it, or null: their permissions must cover the
+   * call's kind (a question: {@code answer}; a call without a kind: {@code approve:*}), an "always"
+   * needs {@code rules}, and under the agent's four-eyes rule the person who prompted the turn may
+   * not approve its calls of the named kinds (a call without a kind counts as any of them).
+   */
+  private String refusal(Pending p, Answer a) {
+    io.switchboard.people.Principal by = a.by();
+    JsonObject toolCall = p.reg.toolCall();
+    String kind = toolCall.getValue("kind") instanceof String k ? k : null;
+    boolean question = p.reg.question() != null;
+    String needed = question ? io.switchboard.people.Roles.ANSWER : io.switchboard.people.Roles.toApprove(kind);
+    if (!by.may(needed)) {
+      return "it needs the permission " + needed;
+    }
+    if (a.grant() != null && !by.may(io.switchboard.people.Roles.RULES)) {
+      return "an \"always\" makes a rule, which needs the permission rules";
+    }
+    java.util.Set<String> fourEyes = people.fourEyesKinds(p.reg.agentId());
+    JsonObject option = p.reg.option(a.optionId());
+    boolean approving = option != null && option.getString("kind", "").startsWith("allow");
+    if (!question && approving && !fourEyes.isEmpty() && by.personId().equals(p.reg.promptedBy())
+        && (kind == null || fourEyes.contains(kind))) {
+      return "the person who prompted this turn may not approve its " + (kind == null ? "calls" : kind + " calls")
+          + " (four-eyes rule of agent " + p.reg.agentId() + ")";
+    }
+    return null;
+  }
+
+  /** Who answered, as the ledger keeps it: the surface, the user it named, and the person with their login. */
+  private static JsonObject answeredBy(Answer a) {
+    JsonObject answeredBy = new JsonObject().put("surface", a.surface());
+    if (a.user() != null) {
+      answeredBy.put("user", a.user());
+    }
+    if (a.by() != null) {
+      answeredBy.put("person", a.by().who());
+    }
+    return answeredBy;
+  }
+
   private void answerQuestion(Message<JsonObject> message, Pending p, Answer a, JsonObject question) {
     String optionId = a.optionId();
     JsonObject option = p.reg.option(optionId);
@@ -514,10 +584,7 @@ public final class PermissionRoom extends VerticleBase {
       ErrorCode.BAD_REQUEST.fail(message, why);
       return;
     }
-    JsonObject answeredBy = new JsonObject().put("surface", a.surface());
-    if (a.user() != null) {
-      answeredBy.put("user", a.user());
-    }
+    JsonObject answeredBy = answeredBy(a);
     JsonObject outcome = new JsonObject().put("outcome", "selected").put("optionId", optionId)
         .put("kind", option.getString("kind")).put("answeredBy", answeredBy);
     JsonObject kept = Question.kept(question, content);
@@ -786,6 +853,7 @@ public final class PermissionRoom extends VerticleBase {
             ? "granted " + g.getString("ruleId") : outcome.getString("reason"))
         .put("surface", answeredBy.getString("surface"))
         .put("user", answeredBy.getString("user"))
+        .put("person", answeredBy.getJsonObject("person"))
         .put("outcome", outcome)
         .put("answer", outcome.getJsonObject("answer"))
         .put("answerKey", answerKey)

@@ -9,12 +9,13 @@ import java.util.Set;
 
 /**
  * A checked {@code sb.permission.register} body: which thread, ACP session and agent process
- * generation ask, the tool call, the agent's own options, the surfaces that may answer, and who
- * started the thread (a chat's default approver; null when unknown).
+ * generation ask, the tool call, the agent's own options, the surfaces that may answer, who
+ * started the thread (a chat's default approver; null when unknown), and the person who prompted the
+ * turn that asks ({@code promptedBy}, their person id: the four-eyes rule keeps them from approving it).
  */
 record Registration(String threadId, String sessionId, String agentId, String generation, String toolCallId,
                     String toolCallJson, String optionsJson, List<String> eligible, String startedBy,
-                    String projectId, String cwd) {
+                    String projectId, String cwd, String promptedBy) {
 
   static final Set<String> OPTION_KINDS = Set.of("allow_once", "allow_always", "reject_once", "reject_always");
 
@@ -44,6 +45,10 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     Object startedBy = body.getValue("startedBy");
     if (startedBy != null && !(startedBy instanceof String)) {
       throw new IllegalArgumentException("startedBy must be a string");
+    }
+    Object promptedBy = body.getValue("promptedBy");
+    if (promptedBy != null && !(promptedBy instanceof String)) {
+      throw new IllegalArgumentException("promptedBy must be a person id (a string)");
     }
     if (!(body.getValue("toolCall") instanceof JsonObject toolCall)) {
       throw new IllegalArgumentException("toolCall must be an object");
@@ -89,7 +94,8 @@ record Registration(String threadId, String sessionId, String agentId, String ge
     // not as trees of maps (several KiB); they are decoded when a card is made or an answer checked.
     return new Registration(threadId, sessionId, (String) agent, (String) generation, id, toolCall.encode(),
         options.encode(), List.copyOf(eligible), (String) startedBy,
-        project == null || ((String) project).isEmpty() ? null : (String) project, (String) cwd);
+        project == null || ((String) project).isEmpty() ? null : (String) project, (String) cwd,
+        (String) promptedBy);
   }
 
   /** The tool call as the agent sent it (a new copy each time). */

@@ -27,7 +27,8 @@ final class ChatInbound {
   private static final String HELP = "Commands: /new starts a new conversation (/new <project> in a project), "
       + "/projects lists the projects, /diff sums up the conversation's changes, /merge merges them into their base "
       + "branch, /stop stops the agent's current turn, /status shows this chat's thread and agent, /rules lists the "
-      + "rules that answer for you, /revoke <id> takes a grant back, /help shows this text.";
+      + "rules that answer for you, /revoke <id> takes a grant back, /link links this chat account to your person "
+      + "on the page, /help shows this text.";
 
   private final PluginSupervisor plugin;
   private final OutboxDelivery outbox;
@@ -83,6 +84,9 @@ final class ChatInbound {
   }
 
   private Future<Object> prompt(Generation g, Dialect.Inbound in) {
+    if (in.text().strip().equalsIgnoreCase("/link")) {
+      return link(in); // anyone may ask: a code links nothing until a signed-in person enters it
+    }
     if (!spec.mayPrompt(in.senderId())) {
       return stranger(in);
     }
@@ -223,6 +227,26 @@ final class ChatInbound {
    * the operator admits them, and the knock is kept for the web to show (the operator sees who
    * asked); the prompt is answered {@code refusal}.
    */
+  /**
+   * {@code /link}: a code that names this chat account for two minutes, shown in a direct message
+   * only (in a group anyone could type it on their own page and have this account answer as them).
+   */
+  private Future<Object> link(Dialect.Inbound in) {
+    Route r = heardIn(in);
+    String words;
+    if (in.senderId() == null) {
+      words = "This plugin does not say who writes, so this chat account cannot be linked to a person.";
+    } else if (!"dm".equals(r.scope)) {
+      words = "Send /link to me in a direct message: a code shown in a group could be used by anyone in it.";
+    } else {
+      String code = room.linkCodes().issue(spec.id(), in.senderId(), in.chatId());
+      log.info("[{}] a link code for {} (valid {} s)", tag, in.senderId(), LinkCodes.LIFETIME_MS / 1000);
+      words = "Your link code is " + code + ". Sign in to the Switchboard page and enter it under People "
+          + "(Link a chat account) within 2 minutes: this chat account then answers as you.";
+    }
+    return outbox.say(r, words).map(x -> new JsonObject().put("stopReason", "end_turn"));
+  }
+
   private Future<Object> stranger(Dialect.Inbound in) {
     String who = in.senderId() == null ? "(unknown)"
         : in.senderId().length() > 200 ? in.senderId().substring(0, 200) + "…" : in.senderId();
@@ -252,8 +276,9 @@ final class ChatInbound {
   private Future<Object> typedAnswer(Route r, Route.TypedAnswer q, String text, Dialect.Inbound in) {
     JsonObject answer = new JsonObject().put("requestId", q.requestId()).put("optionId", "accept")
         .put("content", new JsonObject().put(q.field(), text)).put("surface", r.surface()).put("user", in.senderId())
-        .put("chat", new ChatApproval(spec.approvers() == null ? List.of() : spec.approvers(), false, false).toJson());
-    Future<String> said = room.ask(Addresses.PERMISSION_ANSWER, answer)
+        .put("chat", new ChatApproval(spec.approvers(), false, false, spec.requireLinked()).toJson());
+    Future<String> said = room.people().principal(spec.id(), in.senderId())
+        .compose(by -> room.ask(Addresses.PERMISSION_ANSWER, by == null ? answer : answer.put("by", by.toJson())))
         .map(ok -> {
           remember(in);
           if (r.typedAnswer == q) {
@@ -526,8 +551,10 @@ final class ChatInbound {
     r.turnsToWait = -1;
     r.turnEnds.clear();
     ensureThread(r, w.inbound())
-        .compose(threadId -> room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
-            .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())))
+        .compose(threadId -> room.people().principal(spec.id(), w.inbound().senderId())
+            .compose(by -> room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
+                .put("text", w.inbound().text()).put("surface", r.surface()).put("user", w.inbound().senderId())
+                .put("promptedBy", by == null ? null : by.personId()))))
         .onSuccess(reply -> {
           remember(w.inbound()); // in the transcript now: the platform's redelivery of it starts nothing
           r.promptSeq = reply.getLong("seq");

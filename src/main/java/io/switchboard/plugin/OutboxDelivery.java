@@ -325,11 +325,14 @@ final class OutboxDelivery {
     if (tapper == null && !anonymous) {
       tapper = r.lastSender; // a direct message: the person the chat is with (null: its thread's starter)
     }
-    // The permission room judges the tap against this plugin's approvers and the card's own thread.
+    // The permission room judges the tap: the person who linked the account (none: refused), then this
+    // plugin's approvers and the card's own thread.
     JsonObject answer = new JsonObject().put("requestId", requestId).put("optionId", outcome.getString("optionId"))
         .put("surface", r.surface()).put("user", tapper)
-        .put("chat", new ChatApproval(spec.approvers(), spec.cardsInGroups(), anonymous).toJson());
-    room.ask(Addresses.PERMISSION_ANSWER, answer).onFailure(err -> {
+        .put("chat", new ChatApproval(spec.approvers(), spec.cardsInGroups(), anonymous, spec.requireLinked()).toJson());
+    room.people().principal(spec.id(), anonymous ? null : tapper)
+        .compose(by -> room.ask(Addresses.PERMISSION_ANSWER, by == null ? answer : answer.put("by", by.toJson())))
+        .onFailure(err -> {
       ErrorCode code = ErrorCode.of(err);
       if (code == ErrorCode.ALREADY_ANSWERED) {
         alreadyEnded(r, card, outcome, requestId, err.getMessage());

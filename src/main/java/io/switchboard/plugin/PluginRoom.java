@@ -50,6 +50,10 @@ public final class PluginRoom extends VerticleBase {
   private final Map<String, MessageConsumer<JsonObject>> threadConsumers = new HashMap<>();
   /** How this room reaches the agent side (the agent nodes, in a cluster). */
   private RouterClient nodes;
+  /** The people behind chat accounts (their links live in this node's store). */
+  private final ChatPeople people = new ChatPeople(this::ask);
+  /** The codes /link showed, until a signed-in person enters one (sb.plugin.link.redeem). */
+  private final LinkCodes linkCodes = new LinkCodes(System::currentTimeMillis);
 
   public PluginRoom(Settings settings, Limits limits, String version, Timings timings) {
     this.settings = settings;
@@ -79,13 +83,15 @@ public final class PluginRoom extends VerticleBase {
           }
         }
       });
+      bus.<JsonObject>consumer(Addresses.PLUGIN_LINK_REDEEM, this::redeem);
       bus.<JsonObject>consumer(Addresses.PLUGIN_STATUS, m -> {
         JsonArray out = new JsonArray();
         plugins.values().forEach(p -> out.add(p.status()));
         m.reply(new JsonObject().put("plugins", out).put("knocks", new JsonArray(new ArrayList<>(knocks.values()))));
       });
       return null;
-    }).compose(x -> Future.join(plugins.values().stream().map(PluginSupervisor::restoreScopes).toList()))
+    }).compose(x -> people.migrate(settings.plugins()))
+        .compose(x -> Future.join(plugins.values().stream().map(PluginSupervisor::restoreScopes).toList()))
         .map(x -> {
           plugins.values().forEach(PluginSupervisor::start);
           log.info("{} plugins starting", plugins.size());
@@ -186,6 +192,41 @@ public final class PluginRoom extends VerticleBase {
 
   Settings settings() {
     return settings;
+  }
+
+  ChatPeople people() {
+    return people;
+  }
+
+  LinkCodes linkCodes() {
+    return linkCodes;
+  }
+
+  /**
+   * {@code {code, personId}}: links the chat account a /link code names to that person (the page's
+   * signed-in person), audited; the chat is told. A wrong or expired code is a bad request, nothing linked.
+   */
+  private void redeem(io.vertx.core.eventbus.Message<JsonObject> m) {
+    String personId = m.body().getString("personId");
+    LinkCodes.Account account = linkCodes.redeem(m.body().getValue("code") instanceof String c ? c : null);
+    if (personId == null || account == null) {
+      io.switchboard.bus.ErrorCode.BAD_REQUEST.fail(m, "no such link code, or it expired (a code lasts 2 minutes: "
+          + "send /link in the chat again)");
+      return;
+    }
+    String key = ChatPeople.key(account.pluginId(), account.userId());
+    ask(Addresses.STORE_PEOPLE_LINK, new JsonObject().put("personId", personId).put("kind", "chat").put("key", key)
+        .put("label", key).put("by", personId))
+        .onSuccess(x -> {
+          log.info("chat account {} linked to person {}", key, personId);
+          PluginSupervisor p = plugins.get(account.pluginId());
+          if (p != null) {
+            p.linked(account.chatId(), m.body().getString("name", personId));
+          }
+          m.reply(new JsonObject().put("plugin", account.pluginId()).put("userId", account.userId()));
+        })
+        .onFailure(err -> (io.switchboard.bus.ErrorCode.of(err) == null ? io.switchboard.bus.ErrorCode.STORE_FAILED
+            : io.switchboard.bus.ErrorCode.of(err)).fail(m, err.getMessage()));
   }
 
   /** Streams a thread's events to the plugins whose chats are attached to it. */

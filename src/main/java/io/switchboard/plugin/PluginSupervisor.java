@@ -136,6 +136,14 @@ final class PluginSupervisor {
     turns.threadEvent(e);
   }
 
+  /** A /link code from this chat was entered on the page: the chat hears whom it answers as now. */
+  void linked(String chatId, String name) {
+    Route r = knownRoute(chatId);
+    if (r != null) {
+      outbox.say(r, "Linked: this chat account now answers as " + name + ".");
+    }
+  }
+
   void nodeLeft(String node) {
     outbox.nodeLeft(node);
   }

@@ -191,20 +191,22 @@ final class Ledger {
     String answerKey = b.getString("answerKey");
     // A question's answer as kept (secret fields left out by the permission room).
     String answer = b.getValue("answer") instanceof JsonObject a ? a.encode() : null;
+    String person = b.getValue("person") instanceof JsonObject who ? who.encode() : null;
     JsonObject outcome = b.getValue("outcome") instanceof JsonObject o ? o
         : new JsonObject().put("outcome", state).put("optionId", optionId).put("reason", reason);
     return conn -> {
       int changed = update(conn, """
           UPDATE permission_request
              SET state = ?, option_id = ?, option_kind = ?, reason = ?,
-                 answered_surface = ?, answered_user = ?, ended_at = ?, answer_key = ?, answer = ?
+                 answered_surface = ?, answered_user = ?, ended_at = ?, answer_key = ?, answer = ?,
+                 answered_person = ?
            WHERE request_id = ? AND state = 'pending'""", state, optionId, optionKind, reason, surface, user, at,
-          answerKey, answer, id);
+          answerKey, answer, person, id);
       if (changed != 1) {
         throw new StoreConflict("request " + id + " is not pending in the ledger; refusing to end it twice");
       }
       insertEvent(conn, id, at, state, surface, user, state.equals("selected") ? optionId : reason,
-          LedgerChain.endState(state, optionId, optionKind, reason, surface, user, at, answer));
+          LedgerChain.endState(state, optionId, optionKind, reason, surface, user, at, answer, person));
       // Every IM card of the request is superseded by its end state, in the same transaction.
       JsonArray touched = Outbox.supersede(conn, ids, id, endBody(id, outcome, at), at);
       return new JsonObject().put("requestId", id).put(Outbox.TOUCHED, touched);
@@ -244,7 +246,7 @@ final class Ledger {
         update(conn, "UPDATE permission_request SET state = 'cancelled', reason = ?, ended_at = ? "
             + "WHERE request_id = ? AND state = 'pending'", reason, at, id);
         insertEvent(conn, id, at, "cancelled", null, null, reason,
-            LedgerChain.endState("cancelled", null, null, reason, null, null, at, null));
+            LedgerChain.endState("cancelled", null, null, reason, null, null, at, null, null));
         JsonObject outcome = new JsonObject().put("outcome", "cancelled").put("reason", reason);
         request.put("state", "cancelled").put("endedAt", at).put("outcome", outcome);
         touched.addAll(Outbox.supersede(conn, ids, id, endBody(id, outcome, at), at));

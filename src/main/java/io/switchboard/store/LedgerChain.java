@@ -32,12 +32,14 @@ final class LedgerChain {
 
   /** What an end event vouches for: the request row's end columns. */
   static String endState(String state, String optionId, String optionKind, String reason, String surface,
-                         String user, Long endedAt, String answer) {
+                         String user, Long endedAt, String answer, String person) {
     String columns = String.join("\u001f", String.valueOf(state), String.valueOf(optionId),
         String.valueOf(optionKind), String.valueOf(reason), String.valueOf(surface), String.valueOf(user),
         String.valueOf(endedAt));
-    // A question's answer (as kept) is vouched for too; rows without one hash as they always did.
-    return answer == null ? columns : columns + "\u001f" + answer;
+    // A question's answer (as kept) and the person who answered are vouched for too; rows without them
+    // hash as they always did.
+    String withAnswer = answer == null ? columns : columns + "\u001f" + answer;
+    return person == null ? withAnswer : withAnswer + "\u001fperson\u001f" + person;
   }
 
   static String link(String previous, String requestId, long at, String event, String surface, String user,

@@ -91,7 +91,8 @@ public final class LedgerReader {
     try (Connection c = open(db);
          PreparedStatement events = c.prepareStatement("SELECT e.id, e.request_id, e.at, e.event, e.surface, "
              + "e.user_name, e.detail, e.hash, r.request_id AS known, r.tool_call, r.options, r.digest, r.state, "
-             + "r.option_id, r.option_kind, r.reason, r.answered_surface, r.answered_user, r.ended_at, r.answer "
+             + "r.option_id, r.option_kind, r.reason, r.answered_surface, r.answered_user, r.ended_at, r.answer, "
+             + "r.answered_person "
              + "FROM permission_event e LEFT JOIN permission_request r ON r.request_id = e.request_id ORDER BY e.id");
          ResultSet rs = events.executeQuery()) {
       while (rs.next()) {
@@ -123,7 +124,7 @@ public final class LedgerReader {
           Long ended = rs.wasNull() ? null : endedAt;
           vouches = LedgerChain.endState(rs.getString("state"), rs.getString("option_id"), rs.getString("option_kind"),
               rs.getString("reason"), rs.getString("answered_surface"), rs.getString("answered_user"), ended,
-              rs.getString("answer"));
+              rs.getString("answer"), rs.getString("answered_person"));
         }
         String expected = LedgerChain.link(previous, requestId, rs.getLong("at"), event, rs.getString("surface"),
             rs.getString("user_name"), rs.getString("detail"), vouches);

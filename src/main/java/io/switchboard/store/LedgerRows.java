@@ -80,6 +80,10 @@ final class LedgerRows {
       if (row.text("answered_user") != null) {
         answeredBy.put("user", row.text("answered_user"));
       }
+      String person = row.textIfAny("answered_person");
+      if (person != null) {
+        answeredBy.put("person", new JsonObject(person)); // who, by which identity, how strongly signed in
+      }
       json.put("outcome", new JsonObject().put("outcome", "selected")
           .put("optionId", row.text("option_id"))
           .put("kind", row.text("option_kind"))

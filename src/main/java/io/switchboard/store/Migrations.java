@@ -289,5 +289,37 @@ final class Migrations {
       // listing their logins can tell them apart and end one
       List.of(
           "ALTER TABLE web_session ADD COLUMN user_agent TEXT",
-          "ALTER TABLE web_session ADD COLUMN address TEXT"));
+          "ALTER TABLE web_session ADD COLUMN address TEXT"),
+      // 16: people instead of one token: a person, their roles (presets), their identities (one
+      // identity names one person), and the audit of logins, links, role changes and refused answers
+      List.of(
+          """
+          CREATE TABLE person (
+            person_id  TEXT PRIMARY KEY,
+            name       TEXT NOT NULL,
+            roles      TEXT NOT NULL,
+            disabled   INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL
+          )""",
+          """
+          CREATE TABLE identity (
+            kind       TEXT NOT NULL,
+            key        TEXT NOT NULL,
+            person_id  TEXT NOT NULL REFERENCES person (person_id),
+            label      TEXT NOT NULL DEFAULT '',
+            detail     TEXT NOT NULL DEFAULT '{}',
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (kind, key)
+          )""",
+          "CREATE INDEX identity_person ON identity (person_id)",
+          // who answered, as the person a surface named (personId, name, identity, strength): vouched for by the chain
+          "ALTER TABLE permission_request ADD COLUMN answered_person TEXT",
+          """
+          CREATE TABLE audit (
+            seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+            at        INTEGER NOT NULL,
+            event     TEXT NOT NULL,
+            person_id TEXT,
+            detail    TEXT NOT NULL
+          )"""));
 }

@@ -57,7 +57,7 @@ public final class StoreRoom extends VerticleBase {
       var bus = vertx.eventBus();
       routes(new Ledger(readers, chainHead), new Outbox(readers), new Threads(readers), new Transcripts(readers),
           new WebSessions(readers), new PluginChats(readers), new PushSubscriptions(readers), new Rules(readers),
-          new Usage(readers), new Health())
+          new Usage(readers), new Health(), new People(readers))
           .forEach((address, handler) -> scope.serve(bus, address, handler));
     });
   }
@@ -66,7 +66,7 @@ public final class StoreRoom extends VerticleBase {
   private Map<String, Handler<Message<JsonObject>>> routes(Ledger ledger, Outbox outbox, Threads threads,
                                                            Transcripts transcripts, WebSessions webSessions,
                                                            PluginChats chats, PushSubscriptions push,
-                                                           Rules rules, Usage usage, Health health) {
+                                                           Rules rules, Usage usage, Health health, People people) {
     return Map.ofEntries(
         Map.entry(Addresses.STORE_LEDGER_APPEND, write(ledger::append)),
         Map.entry(Addresses.STORE_LEDGER_END, write(ledger::end)),
@@ -96,6 +96,14 @@ public final class StoreRoom extends VerticleBase {
         Map.entry(Addresses.STORE_WEB_SESSION_SAVE, write(webSessions::save)),
         Map.entry(Addresses.STORE_WEB_SESSION_FORGET, write(webSessions::forget)),
         Map.entry(Addresses.STORE_WEB_SESSION_LIST, read(webSessions::list)),
+        Map.entry(Addresses.STORE_PEOPLE_OWNER, write(people::ensureOwner)),
+        Map.entry(Addresses.STORE_PEOPLE_SAVE, write(people::save)),
+        Map.entry(Addresses.STORE_PEOPLE_LIST, read(people::list)),
+        Map.entry(Addresses.STORE_PEOPLE_LINK, write(people::link)),
+        Map.entry(Addresses.STORE_PEOPLE_UNLINK, write(people::unlink)),
+        Map.entry(Addresses.STORE_PEOPLE_FIND, read(people::find)),
+        Map.entry(Addresses.STORE_AUDIT_APPEND, write(people::audit)),
+        Map.entry(Addresses.STORE_AUDIT_LIST, read(people::auditList)),
         Map.entry(Addresses.STORE_INBOUND_SEEN, read(chats::inboundSeen)),
         Map.entry(Addresses.STORE_INBOUND_MARK, write(chats::markInbound)),
         Map.entry(Addresses.STORE_CHAT_SCOPE_SAVE, write(chats::saveScope)),

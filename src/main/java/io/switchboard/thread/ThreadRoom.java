@@ -628,7 +628,8 @@ public final class ThreadRoom extends VerticleBase {
     append(t, event);
     bus.<JsonObject>request(Addresses.AGENT_PROMPT, new JsonObject().put("threadId", t.id).put("agentId", t.agentId)
             .put("workspace", t.workspace).put("projectId", t.projectId).put("acpSessionId", t.acpSessionId).put("modeId", t.modeId)
-            .put("config", t.config.copy()).put("text", text).put("images", images.forAgent()))
+            .put("config", t.config.copy()).put("text", text).put("images", images.forAgent())
+            .put("promptedBy", b.getValue("promptedBy") instanceof String who ? who : null))
         .onSuccess(reply -> m.reply(reply.body().put("seq", seq)))
         .onFailure(err -> {
           // The message is in the transcript already (every surface saw it): say, right after it, that

@@ -166,6 +166,9 @@ final class ChatSocket {
         case "usage" -> usage(f);
         case "agent_logout" -> logout(f);
         case "revoke_rule" -> revokeRule(f);
+        case "link_chat" -> linkChat(f);
+        case "whoami" -> send(new JsonObject().put("type", "whoami").put("person", room.principal().toJson())
+            .put("clientRef", clientRef(f)));
         case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
         case "sessions" -> sessions(f);
@@ -336,7 +339,8 @@ final class ChatSocket {
     Object ref = clientRef(f);
     // The thread room checks the images (kinds, sizes, bytes) and names what is wrong.
     room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
-            .put("text", body).put("images", images).put("surface", WebRoom.SURFACE))
+            .put("text", body).put("images", images).put("surface", WebRoom.SURFACE)
+            .put("promptedBy", room.principal().personId()))
         .onFailure(err -> fail(err, null, ref));
   }
 
@@ -442,7 +446,7 @@ final class ChatSocket {
     // and a question's content against its form.
     room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
             .put("optionId", optionId).put("surface", WebRoom.SURFACE).put("grant", f.getValue("grant"))
-            .put("content", f.getValue("content")))
+            .put("content", f.getValue("content")).put("by", room.principal().toJson()))
         .onFailure(err -> fail(err, requestId, null));
   }
 
@@ -488,6 +492,21 @@ final class ChatSocket {
     Object ref = clientRef(f);
     room.ask(Addresses.PERMISSION_RULES_REVOKE, new JsonObject().put("ruleId", ruleId).put("by", "web"))
         .onSuccess(rule -> send(new JsonObject().put("type", "rule_revoked").put("rule", rule).put("clientRef", ref)))
+        .onFailure(err -> fail(err, null, ref));
+  }
+
+  /** A /link code from a chat: the chat account it names answers as this page's person from now on. */
+  private void linkChat(JsonObject f) throws BadFrame {
+    String code = text(f, "code");
+    if (code.length() > 20) {
+      throw new BadFrame("\"code\" is the 8 letters and digits /link showed in the chat");
+    }
+    Object ref = clientRef(f);
+    io.switchboard.people.Principal me = room.principal();
+    room.ask(Addresses.PLUGIN_LINK_REDEEM, new JsonObject().put("code", code).put("personId", me.personId())
+            .put("name", me.name()))
+        .onSuccess(linked -> send(new JsonObject().put("type", "chat_linked").put("plugin", linked.getString("plugin"))
+            .put("userId", linked.getString("userId")).put("person", me.who()).put("clientRef", ref)))
         .onFailure(err -> fail(err, null, ref));
   }
 

@@ -63,9 +63,22 @@ final class Logins {
     this.lifetimeMs = settings.http().sessionLifetimeMs();
   }
 
+  /**
+   * The person the bootstrap token names: the first owner (made at the first start). Every login is
+   * theirs until people sign in with identities of their own (issue 44: passkeys, OIDC).
+   */
+  private io.switchboard.people.Principal owner;
+
+  io.switchboard.people.Principal owner() {
+    return owner;
+  }
+
   /** Restores the sessions saved before a restart, reads the token and starts watching its file. */
   Future<Void> start(RouterClient nodes) {
-    return nodes.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject())
+    return nodes.ask(Addresses.STORE_PEOPLE_OWNER, new JsonObject())
+        .onSuccess(reply -> owner = io.switchboard.people.Principal.of(reply.getJsonObject("person"), "bootstrap",
+            "token"))
+        .compose(x -> nodes.ask(Addresses.STORE_WEB_SESSION_LIST, new JsonObject()))
         .onSuccess(reply -> restoreSessions(reply.getJsonArray("sessions")))
         .compose(x -> vertx.fileSystem().readFile(settings.tokenFile().toString()))
         .map(buffer -> token = buffer.toString().trim())

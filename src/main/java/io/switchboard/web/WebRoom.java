@@ -34,6 +34,12 @@ public final class WebRoom extends VerticleBase {
   private HttpServer server;
   /** How this room reaches the agent side (the agent nodes, in a cluster). */
   private RouterClient nodes;
+  private Logins logins;
+
+  /** Who a page's or a script's login is: the bootstrap token's owner (one login for all, until passkeys). */
+  io.switchboard.people.Principal principal() {
+    return logins.owner();
+  }
   private SocketHub hub;
   private PendingCounts pending;
 
@@ -50,7 +56,7 @@ public final class WebRoom extends VerticleBase {
     nodes = new RouterClient(vertx, settings.cluster() != null);
     hub = new SocketHub(vertx, limits);
     pending = new PendingCounts(vertx, hub);
-    Logins logins = new Logins(vertx, settings, hub);
+    logins = new Logins(vertx, settings, hub);
     HttpEdge edge = new HttpEdge(vertx, settings, this, hub, logins, requestReadMs);
     ClusterResync cluster = new ClusterResync(vertx, nodes, hub, pending, this);
 

@@ -91,7 +91,7 @@ class ConfigSchemaTest {
           "{\"agents\": [{\"id\": \"a b\", \"builtin\": \"demo\"}]}"},
       {"agents[0].id", "must be letters, digits", "{\"agents\": [{\"id\": \"demo\\n\", \"builtin\": \"demo\"}]}"},
       {"agents[0].argv", "unknown key (known here: id, name, builtin, command, env, cwd, authMethod, sandbox, "
-          + "maxProcesses, shareProcess, writable, attention)", "{\"agents\": [{\"id\": \"a\", \"argv\": [\"x\"]}]}"},
+          + "maxProcesses, shareProcess, writable, fourEyes, attention)", "{\"agents\": [{\"id\": \"a\", \"argv\": [\"x\"]}]}"},
       {"agents[0].command", "an agent needs exactly one of \"builtin\" or \"command\"", "{\"agents\": [{\"id\": \"a\"}]}"},
       {"agents[0].command", "an agent needs exactly one of \"builtin\" or \"command\"",
           "{\"agents\": [{\"id\": \"a\", \"builtin\": \"demo\", \"command\": [\"x\"]}]}"},
