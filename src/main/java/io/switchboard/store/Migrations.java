@@ -321,5 +321,11 @@ final class Migrations {
             event     TEXT NOT NULL,
             person_id TEXT,
             detail    TEXT NOT NULL
-          )"""));
+          )"""),
+      // 17: a browser session names the person who signed in, by which identity and how strongly
+      // (null in a session from before: the bootstrap owner's, signed in with the token)
+      List.of(
+          "ALTER TABLE web_session ADD COLUMN person_id TEXT",
+          "ALTER TABLE web_session ADD COLUMN identity TEXT",
+          "ALTER TABLE web_session ADD COLUMN strength TEXT"));
 }

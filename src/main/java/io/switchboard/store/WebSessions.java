@@ -21,9 +21,12 @@ final class WebSessions {
     long at = b.getLong("createdAt", System.currentTimeMillis());
     String userAgent = b.getString("userAgent");
     String address = b.getString("address");
+    String personId = b.getString("personId");
+    String identity = b.getString("identity");
+    String strength = b.getString("strength");
     return conn -> {
-      update(conn, "INSERT OR REPLACE INTO web_session (hash, created_at, user_agent, address) VALUES (?, ?, ?, ?)",
-          hash, at, userAgent, address);
+      update(conn, "INSERT OR REPLACE INTO web_session (hash, created_at, user_agent, address, person_id, identity, "
+          + "strength) VALUES (?, ?, ?, ?, ?, ?, ?)", hash, at, userAgent, address, personId, identity, strength);
       return new JsonObject();
     };
   }
@@ -42,10 +45,12 @@ final class WebSessions {
   }
 
   Future<JsonObject> list(JsonObject body) {
-    return Sql.listed(readers.query("SELECT hash, created_at, user_agent, address FROM web_session ORDER BY created_at")
+    return Sql.listed(readers.query("SELECT hash, created_at, user_agent, address, person_id, identity, strength "
+                + "FROM web_session ORDER BY created_at")
             .execute(),
         "sessions", row -> new JsonObject().put("hash", row.getString("hash"))
             .put("createdAt", row.getLong("created_at")).put("userAgent", row.getString("user_agent"))
-            .put("address", row.getString("address")));
+            .put("address", row.getString("address")).put("personId", row.getString("person_id"))
+            .put("identity", row.getString("identity")).put("strength", row.getString("strength")));
   }
 }

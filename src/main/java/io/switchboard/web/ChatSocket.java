@@ -57,8 +57,8 @@ final class ChatSocket {
   private final ArrayDeque<String> queue = new ArrayDeque<>();
   private long queuedBytes;
   private boolean closed;
-  /** The browser session it was opened with (null: a bearer token): logging out closes it. */
-  private final String session;
+  /** The login it was opened with ({@code session}: null for a bearer token; who, how): logging out closes it. */
+  private final JsonObject login;
   private long pingTimer = -1;
   /** Server pings keep a quiet socket inside the connection idle timeout, whatever the tab's timers do. */
   static final long PING_MS = 20_000;
@@ -70,16 +70,25 @@ final class ChatSocket {
     }
   }
 
-  ChatSocket(WebRoom room, SocketHub hub, Vertx vertx, ServerWebSocket ws, String session) {
+  ChatSocket(WebRoom room, SocketHub hub, Vertx vertx, ServerWebSocket ws, JsonObject login) {
     this.room = room;
     this.hub = hub;
     this.vertx = vertx;
     this.ws = ws;
-    this.session = session;
+    this.login = login;
   }
 
   String session() {
-    return session;
+    return login.getString("session");
+  }
+
+  /** Who this socket's login names now; a disabled or removed person's frame is refused (and the socket ends soon). */
+  private io.switchboard.people.Principal me() throws BadFrame {
+    io.switchboard.people.Principal me = room.principal(login);
+    if (me == null) {
+      throw new BadFrame("this login's person is disabled or removed; log in again");
+    }
+    return me;
   }
 
   /** Ends the socket because its login ended (logout, token rotated): the page asks to log in again. */
@@ -167,7 +176,7 @@ final class ChatSocket {
         case "agent_logout" -> logout(f);
         case "revoke_rule" -> revokeRule(f);
         case "link_chat" -> linkChat(f);
-        case "whoami" -> send(new JsonObject().put("type", "whoami").put("person", room.principal().toJson())
+        case "whoami" -> send(new JsonObject().put("type", "whoami").put("person", me().toJson())
             .put("clientRef", clientRef(f)));
         case "push_unsubscribe" -> pushUnsubscribe(f);
         case "changes" -> changes(f);
@@ -340,7 +349,7 @@ final class ChatSocket {
     // The thread room checks the images (kinds, sizes, bytes) and names what is wrong.
     room.ask(Addresses.THREAD_PROMPT, new JsonObject().put("threadId", threadId)
             .put("text", body).put("images", images).put("surface", WebRoom.SURFACE)
-            .put("promptedBy", room.principal().personId()))
+            .put("promptedBy", me().personId()))
         .onFailure(err -> fail(err, null, ref));
   }
 
@@ -446,7 +455,7 @@ final class ChatSocket {
     // and a question's content against its form.
     room.ask(Addresses.PERMISSION_ANSWER, new JsonObject().put("requestId", requestId)
             .put("optionId", optionId).put("surface", WebRoom.SURFACE).put("grant", f.getValue("grant"))
-            .put("content", f.getValue("content")).put("by", room.principal().toJson()))
+            .put("content", f.getValue("content")).put("by", me().toJson()))
         .onFailure(err -> fail(err, requestId, null));
   }
 
@@ -502,7 +511,7 @@ final class ChatSocket {
       throw new BadFrame("\"code\" is the 8 letters and digits /link showed in the chat");
     }
     Object ref = clientRef(f);
-    io.switchboard.people.Principal me = room.principal();
+    io.switchboard.people.Principal me = me();
     room.ask(Addresses.PLUGIN_LINK_REDEEM, new JsonObject().put("code", code).put("personId", me.personId())
             .put("name", me.name()))
         .onSuccess(linked -> send(new JsonObject().put("type", "chat_linked").put("plugin", linked.getString("plugin"))

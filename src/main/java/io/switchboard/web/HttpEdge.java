@@ -172,11 +172,11 @@ final class HttpEdge {
       ctx.response().setStatusCode(403).end("origin " + origin + " is not allowed");
       return;
     }
-    String session = ctx.user().principal().getString("session"); // null: the token itself (a script)
+    JsonObject login = ctx.user().principal(); // its "session" is null for the token itself (a script)
     HttpConnection connection = request.connection();
     request.toWebSocket().onSuccess(ws -> {
           deadlines.upgraded(connection);
-          new ChatSocket(room, hub, vertx, ws, session).start();
+          new ChatSocket(room, hub, vertx, ws, login).start();
         })
         .onFailure(err -> log.warn("chat socket upgrade failed: {}", err.getMessage()));
   }

@@ -36,9 +36,9 @@ public final class WebRoom extends VerticleBase {
   private RouterClient nodes;
   private Logins logins;
 
-  /** Who a page's or a script's login is: the bootstrap token's owner (one login for all, until passkeys). */
-  io.switchboard.people.Principal principal() {
-    return logins.owner();
+  /** Who a login ({@code {personId, identity, strength}}) names now, or null: gone or disabled. */
+  io.switchboard.people.Principal principal(JsonObject login) {
+    return logins.principal(login);
   }
   private SocketHub hub;
   private PendingCounts pending;
